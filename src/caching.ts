@@ -1,0 +1,31 @@
+/** HTTP caching semantics the feed checks rely on (RFC 9110 / RFC 9111). */
+
+/** Entity-tag grammar: [W/] DQUOTE *etagc DQUOTE. */
+export const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7E\x80-\xFF]*"$/;
+
+export function isWeak(etag: string): boolean {
+  return etag.startsWith('W/');
+}
+
+/** Weak comparison: the opaque tags match, whether either is weak or not. */
+export function weakMatch(a: string, b: string): boolean {
+  const opaque = (t: string) => t.trim().replace(/^W\//, '');
+  return opaque(a) === opaque(b);
+}
+
+/** Cache-Control directives, lowercased names; a directive without a value maps to true. */
+export function parseCacheControl(value: string): Map<string, string | true> {
+  const out = new Map<string, string | true>();
+  for (const part of value.split(',')) {
+    const m = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*(?:=\s*(?:"([^"]*)"|([^,\s]*)))?\s*$/.exec(part);
+    if (m) out.set(m[1]!.toLowerCase(), m[2] ?? m[3] ?? true);
+  }
+  return out;
+}
+
+/** The s-maxage delta-seconds, or undefined when absent or not a non-negative integer. */
+export function sMaxAge(cacheControl: string | undefined): number | undefined {
+  if (!cacheControl) return undefined;
+  const v = parseCacheControl(cacheControl).get('s-maxage');
+  return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
+}

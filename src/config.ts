@@ -1,0 +1,279 @@
+/**
+ * Run configuration: CLI flags > environment > config file (--config) > defaults.
+ * Secrets come only from the environment; a config file that holds one is refused.
+ */
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SERVICES, type Service, loadProfile, type Profile } from './spec.js';
+import { mask } from './redact.js';
+
+/** Environment variables that hold credentials. Never read from files, never printed, redacted everywhere. */
+export const SECRET_VARS = [
+  'GATEWAY_API_KEY',
+  'GATEWAY_EXPIRED_KEY',
+  'GATEWAY_DISABLED_KEY',
+  'GATEWAY_EXHAUSTED_KEY',
+  'GATEWAY_IP_DENIED_KEY',
+  'GATEWAY_RATE_LIMITED_KEY',
+  'GATEWAY_MANAGEMENT_TOKEN',
+] as const;
+export type SecretVar = (typeof SECRET_VARS)[number];
+
+export interface RunConfig {
+  services: Service[];
+  feedUrl?: string;
+  gatewayUrl?: string;
+  /** True when no URL was given and the embedded reference deployments serve as the target. */
+  embedded: boolean;
+  reportDir: string;
+  grep?: string;
+  seed?: number;
+  /** fast-check runs per property. */
+  runs: number;
+  timeoutMs: number;
+  budget: number;
+  maxRetries: number;
+  maxRetryWaitMs: number;
+  maxBodyBytes: number;
+  html: boolean;
+  profile: Profile;
+  profileSource: string;
+  realtimePath: string;
+  probeRateLimit: boolean;
+  gatewayModel?: string;
+  feedMergedStoryId?: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const USAGE = `Usage: npm run conformance -- [options]
+
+  --service feed|gateway|all   which service(s) to check (default: all)
+  --feed-url URL               content feed base URL (env FEED_BASE_URL)
+  --gateway-url URL            model gateway base URL (env GATEWAY_URL)
+  --report-dir DIR             where reports go (default: reports)
+  --grep TEXT                  run only checks whose id, title or requirement ids contain TEXT
+  --seed N                     fast-check seed, to replay a property failure
+  --runs N                     fast-check runs per property (default 50 embedded, 15 remote)
+  --timeout SECONDS            per-request time bound (default 10)
+  --budget N                   most requests the run may send (default 1500)
+  --max-retries N              retries of a 429/5xx the rules allow (default 2)
+  --max-retry-wait SECONDS     longest Retry-After the suite waits out (default 60)
+  --profile FILE               deployment profile (JSON) merged over specs/profiles/default.json
+  --config FILE                JSON config file with any of these settings (no secrets)
+  --no-html                    skip the HTML report (summary.json and junit.xml are still written)
+  --help                       this text
+
+With no URL at all, the embedded reference deployments are started on loopback and checked.
+Secrets only from the environment: ${SECRET_VARS.join(', ')}.`;
+
+interface FileConfig {
+  service?: string;
+  feedUrl?: string;
+  gatewayUrl?: string;
+  reportDir?: string;
+  grep?: string;
+  seed?: number;
+  runs?: number;
+  timeout?: number;
+  budget?: number;
+  maxRetries?: number;
+  maxRetryWait?: number;
+  profile?: string | Record<string, unknown>;
+  html?: boolean;
+  realtimePath?: string;
+}
+const FILE_KEYS = new Set<string>([
+  'service',
+  'feedUrl',
+  'gatewayUrl',
+  'reportDir',
+  'grep',
+  'seed',
+  'runs',
+  'timeout',
+  'budget',
+  'maxRetries',
+  'maxRetryWait',
+  'profile',
+  'html',
+  'realtimePath',
+]);
+
+function int(name: string, raw: string | number | undefined, min: number, max: number): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const n = typeof raw === 'number' ? raw : Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+export function validateUrl(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: "${raw}" (expected e.g. https://staging.example.com)`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must use http or https, got "${u.protocol}"`);
+  if (u.username || u.password) throw new ConfigError(`${name} must not carry credentials; put keys in the environment`);
+  if (u.search || u.hash) throw new ConfigError(`${name} must be a base URL without query or fragment, got "${raw}"`);
+  return u.href.replace(/\/+$/, '');
+}
+
+function readConfigFile(file: string): FileConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`config file ${file} cannot be read: ${(e as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`config file ${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new ConfigError(`config file ${file} must hold a JSON object`);
+  for (const key of Object.keys(data)) {
+    if (/key|token|secret|password/i.test(key))
+      throw new ConfigError(`config file ${file}: "${key}" looks like a secret; secrets come only from the environment (${SECRET_VARS.join(', ')})`);
+    if (!FILE_KEYS.has(key)) throw new ConfigError(`config file ${file}: unknown setting "${key}" (allowed: ${[...FILE_KEYS].join(', ')})`);
+  }
+  return data as FileConfig;
+}
+
+function loadProfileSetting(p: FileConfig['profile'], baseDir: string): { profile: Profile; source: string } {
+  if (p === undefined) return { profile: loadProfile(), source: 'specs/profiles/default.json' };
+  if (typeof p === 'object') return { profile: wrapProfile(() => loadProfile(p, 'config profile')), source: 'config file' };
+  const file = path.resolve(baseDir, p);
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`profile ${p} cannot be read as JSON: ${(e as Error).message}`);
+  }
+  return { profile: wrapProfile(() => loadProfile(data, `profile ${p}`)), source: p };
+}
+
+function wrapProfile(f: () => Profile): Profile {
+  try {
+    return f();
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+}
+
+export type ParsedArgs = { help: true } | { help: false; config: RunConfig };
+
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ParsedArgs {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        service: { type: 'string' },
+        'feed-url': { type: 'string' },
+        'gateway-url': { type: 'string' },
+        'report-dir': { type: 'string' },
+        grep: { type: 'string' },
+        seed: { type: 'string' },
+        runs: { type: 'string' },
+        timeout: { type: 'string' },
+        budget: { type: 'string' },
+        'max-retries': { type: 'string' },
+        'max-retry-wait': { type: 'string' },
+        profile: { type: 'string' },
+        config: { type: 'string' },
+        'no-html': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new ConfigError(`${(e as Error).message.replace(/\. To specify a positional.*$/s, '')}\n\n${USAGE}`);
+  }
+  if (values.help) return { help: true };
+  const s = (k: string) => values[k] as string | undefined;
+
+  const configFile = s('config') ?? (env.CONFORMANCE_CONFIG || undefined);
+  const file: FileConfig = configFile ? readConfigFile(path.resolve(cwd, configFile)) : {};
+  const fileDir = configFile ? path.dirname(path.resolve(cwd, configFile)) : cwd;
+
+  const serviceRaw = s('service') ?? file.service ?? 'all';
+  if (serviceRaw !== 'all' && !SERVICES.includes(serviceRaw as Service)) {
+    throw new ConfigError(`--service must be one of feed, gateway, all; got "${serviceRaw}"`);
+  }
+  const feedUrl = validateUrl('--feed-url / FEED_BASE_URL', s('feed-url') ?? (env.FEED_BASE_URL || undefined) ?? file.feedUrl);
+  const gatewayUrl = validateUrl('--gateway-url / GATEWAY_URL', s('gateway-url') ?? (env.GATEWAY_URL || undefined) ?? file.gatewayUrl);
+  const embedded = feedUrl === undefined && gatewayUrl === undefined;
+  const wanted: Service[] = serviceRaw === 'all' ? [...SERVICES] : [serviceRaw as Service];
+  // A service with no URL is skipped, unless no URL at all was given (then the embedded references serve).
+  const services = embedded ? wanted : wanted.filter((x) => (x === 'feed' ? feedUrl : gatewayUrl) !== undefined);
+  if (services.length === 0) {
+    throw new ConfigError(
+      `--service ${serviceRaw} was asked for but its URL is not set (${serviceRaw === 'gateway' ? '--gateway-url or GATEWAY_URL' : '--feed-url or FEED_BASE_URL'})`,
+    );
+  }
+
+  const realtimePath = env.GATEWAY_REALTIME_PATH || file.realtimePath || undefined;
+  if (realtimePath !== undefined && !realtimePath.startsWith('/')) throw new ConfigError(`GATEWAY_REALTIME_PATH must start with "/", got "${realtimePath}"`);
+  const probe = env.CONFORMANCE_PROBE_RATE_LIMIT;
+  if (probe !== undefined && probe !== '' && probe !== '0' && probe !== '1')
+    throw new ConfigError(`CONFORMANCE_PROBE_RATE_LIMIT must be 1 or 0, got "${probe}"`);
+
+  const { profile, source } = s('profile') !== undefined ? loadProfileSetting(s('profile'), cwd) : loadProfileSetting(file.profile, fileDir);
+
+  const reportDir = s('report-dir') ?? file.reportDir ?? 'reports';
+  if (reportDir.trim() === '') throw new ConfigError('--report-dir must not be empty');
+
+  const config: RunConfig = {
+    services,
+    feedUrl,
+    gatewayUrl,
+    embedded,
+    reportDir: path.resolve(cwd, reportDir),
+    grep: s('grep') ?? file.grep,
+    seed: int('--seed', s('seed') ?? file.seed, -(2 ** 31), 2 ** 31 - 1),
+    runs: int('--runs', s('runs') ?? file.runs, 1, 10_000) ?? (embedded ? 50 : 15),
+    timeoutMs: (int('--timeout', s('timeout') ?? file.timeout, 1, 600) ?? 10) * 1000,
+    budget: int('--budget', s('budget') ?? file.budget, 1, 1_000_000) ?? 1500,
+    maxRetries: int('--max-retries', s('max-retries') ?? file.maxRetries, 0, 10) ?? 2,
+    maxRetryWaitMs: (int('--max-retry-wait', s('max-retry-wait') ?? file.maxRetryWait, 1, 3600) ?? 60) * 1000,
+    maxBodyBytes: 16 * 1024 * 1024,
+    html: !(values['no-html'] === true || file.html === false),
+    profile,
+    profileSource: source,
+    realtimePath: realtimePath ?? profile.gateway.realtimePath,
+    probeRateLimit: probe === '1',
+    gatewayModel: env.GATEWAY_MODEL || undefined,
+    feedMergedStoryId: env.FEED_MERGED_STORY_ID || undefined,
+  };
+  return { help: false, config };
+}
+
+/** The configuration as printed at the start of a run: secrets masked. */
+export function describeConfig(c: RunConfig, env: NodeJS.ProcessEnv): string {
+  const lines = [
+    `services      ${c.services.join(', ')}${c.embedded ? ' (embedded reference deployments)' : ''}`,
+    `feed url      ${c.feedUrl ?? '(not set)'}`,
+    `gateway url   ${c.gatewayUrl ?? '(not set)'}`,
+    `report dir    ${c.reportDir}`,
+    `profile       ${c.profileSource}`,
+    `grep          ${c.grep ?? '(all checks)'}`,
+    `fast-check    ${c.runs} runs per property${c.seed !== undefined ? `, seed ${c.seed}` : ''}`,
+    `requests      timeout ${c.timeoutMs / 1000} s, budget ${c.budget}, ${c.maxRetries} retries, waits up to ${c.maxRetryWaitMs / 1000} s`,
+  ];
+  if (c.services.includes('gateway')) {
+    for (const v of SECRET_VARS) lines.push(`${v.padEnd(26)}${mask(env[v])}`);
+    lines.push(`GATEWAY_MODEL             ${c.gatewayModel ?? '(first listed model)'}`);
+    lines.push(`realtime path             ${c.realtimePath}`);
+    lines.push(`rate-limit probe          ${c.probeRateLimit ? 'on' : 'off (CONFORMANCE_PROBE_RATE_LIMIT=1 to enable)'}`);
+  }
+  if (c.services.includes('feed')) lines.push(`FEED_MERGED_STORY_ID      ${c.feedMergedStoryId ?? '(discovered from the feed)'}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,83 @@
+/**
+ * What a suite sees of the run: the target, the profile, the shared HTTP client. The conformance command passes
+ * it through the environment (CONFORMANCE_CONTEXT); secrets are read from their own variables.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Profile, Service } from './spec.js';
+import { HttpClient, type Exchange } from './http.js';
+import { Redactor } from './redact.js';
+import { SECRET_VARS, type SecretVar } from './config.js';
+
+export interface RunContext {
+  services: Service[];
+  feedUrl?: string;
+  gatewayUrl?: string;
+  embedded: boolean;
+  reportDir: string;
+  grep?: string;
+  seed?: number;
+  runs: number;
+  timeoutMs: number;
+  budget: number;
+  maxRetries: number;
+  maxRetryWaitMs: number;
+  maxBodyBytes: number;
+  profile: Profile;
+  realtimePath: string;
+  probeRateLimit: boolean;
+  gatewayModel?: string;
+  feedMergedStoryId?: string;
+}
+
+export const CONTEXT_VAR = 'CONFORMANCE_CONTEXT';
+export const EXCHANGES_FILE = 'exchanges.jsonl';
+
+let cached: RunContext | undefined;
+export function runContext(): RunContext {
+  if (cached) return cached;
+  const raw = process.env[CONTEXT_VAR];
+  if (!raw) throw new Error(`${CONTEXT_VAR} is not set: run the suites with "npm run conformance", not vitest directly`);
+  cached = JSON.parse(raw) as RunContext;
+  return cached;
+}
+
+export function secret(name: SecretVar): string | undefined {
+  const v = process.env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+export function redactorFromEnv(env: NodeJS.ProcessEnv = process.env): Redactor {
+  const r = new Redactor();
+  for (const v of SECRET_VARS) r.add(v, env[v]);
+  // A canary the suite invents itself (to check redaction by the target) is redacted too.
+  r.add('CANARY_KEY', env.CONFORMANCE_CANARY_KEY);
+  return r;
+}
+
+let client: HttpClient | undefined;
+/** The one HTTP client of this worker (the conformance project runs its files in one worker, in sequence). */
+export function http(): HttpClient {
+  if (client) return client;
+  const c = runContext();
+  const file = path.join(c.reportDir, EXCHANGES_FILE);
+  mkdirSync(c.reportDir, { recursive: true });
+  client = new HttpClient({
+    timeoutMs: c.timeoutMs,
+    maxBodyBytes: c.maxBodyBytes,
+    budget: c.budget,
+    maxRetries: c.maxRetries,
+    maxRetryWaitMs: c.maxRetryWaitMs,
+    allowedOrigins: [c.feedUrl, c.gatewayUrl].filter((u): u is string => !!u).map((u) => new URL(u).origin),
+    redactor: redactorFromEnv(),
+    record: (ex: Exchange) => appendFileSync(file, `${JSON.stringify(ex)}\n`),
+  });
+  return client;
+}
+
+export function baseUrl(service: Service): string {
+  const c = runContext();
+  const u = service === 'feed' ? c.feedUrl : c.gatewayUrl;
+  if (!u) throw new Error(`no URL for ${service}`);
+  return u;
+}

@@ -1,0 +1,208 @@
+/**
+ * The harness: `check()` wraps vitest's `test` so that every check carries a stable id, the requirement ids it
+ * verifies and their level, and ends in exactly one verdict:
+ *   passed · failed (a MUST requirement broken: fails the run) · warning (a SHOULD or MAY requirement broken:
+ *   reported, does not fail the run) · skipped (an input is not configured: the reason names what to set) ·
+ *   setup-error (a precondition on the target's data did not hold) · unavailable (the target kept answering
+ *   429/503, or the budget ran out) · error (the suite itself broke).
+ * An unknown requirement id throws while the suites are collected, so it fails the build.
+ */
+import { test, expect, type TestContext } from 'vitest';
+import * as allure from 'allure-js-commons';
+import { requirement, strongestLevel, type Level, type Service, type CatalogueEntry } from './spec.js';
+import { http, runContext } from './context.js';
+import { BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
+import { toAllureExchange, curlFor } from './evidence.js';
+
+export type Verdict = 'passed' | 'failed' | 'warning' | 'skipped' | 'setup-error' | 'unavailable' | 'error';
+
+declare module 'vitest' {
+  interface TaskMeta {
+    check?: string;
+    requirements?: string[];
+    level?: Level;
+    service?: Service;
+    verdict?: Verdict;
+    reason?: string;
+    observations?: Record<string, string>;
+    requests?: number;
+    failingRequests?: { method: string; url: string; status?: number; curl: string }[];
+  }
+}
+
+/** Thrown to skip a check whose input is not configured. */
+export class NotConfigured extends Error {
+  override name = 'NotConfigured';
+}
+/** A precondition on the target's data did not hold: a setup error, never a conformance failure. */
+export class PreconditionFailed extends Error {
+  override name = 'PreconditionFailed';
+}
+/** A broken requirement found by the check's own logic (not via expect). */
+export class AssertionViolation extends Error {
+  override name = 'AssertionViolation';
+}
+
+export interface CheckSpec {
+  /** Stable kebab-case id, the same in the CLI (--grep), the report and summary.json. */
+  id: string;
+  /** A sentence in the document's own words. */
+  title: string;
+  requirements: string[];
+  /** Per-check time bound; defaults to a bound that covers the retries the client may make. */
+  timeoutMs?: number;
+}
+
+export interface CheckTools {
+  /** Record which reading of an ambiguous sentence (or which optional feature) the target showed. */
+  observe(key: string, value: string): void;
+  /** End the check as skipped: `what` names the setting to configure. */
+  notConfigured(what: string): never;
+  /** Fail the check with a message (for checks that find violations by their own logic). */
+  violation(message: string): never;
+  /** Attach responses obtained earlier in the run (a shared probe) as this check's evidence. */
+  cite(...responses: { attempts: Exchange[] }[]): void;
+  requirements: CatalogueEntry[];
+  level: Level;
+}
+
+const ID_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)+$/;
+const registered = new Set<string>();
+
+function matchesGrep(spec: CheckSpec, grep: string | undefined): boolean {
+  if (!grep) return true;
+  const g = grep.toLowerCase();
+  return [spec.id, spec.title, ...spec.requirements].some((s) => s.toLowerCase().includes(g));
+}
+
+function classify(err: unknown, level: Level): Verdict {
+  if (err instanceof NotConfigured) return 'skipped';
+  if (err instanceof PreconditionFailed) return 'setup-error';
+  if (err instanceof TargetUnavailableError || err instanceof BudgetExhaustedError) return 'unavailable';
+  const conformance =
+    err instanceof AssertionViolation ||
+    err instanceof NoResponseError ||
+    err instanceof TransportError ||
+    err instanceof ResponseTooLargeError ||
+    (err instanceof Error && (err.name === 'AssertionError' || 'matcherResult' in err));
+  if (!conformance) return 'error';
+  return level === 'MUST' ? 'failed' : 'warning';
+}
+
+export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): void {
+  if (!ID_PATTERN.test(spec.id)) throw new Error(`check id "${spec.id}" is not a kebab-case slug`);
+  if (registered.has(spec.id)) throw new Error(`check id "${spec.id}" is registered twice`);
+  registered.add(spec.id);
+  if (spec.requirements.length === 0) throw new Error(`check ${spec.id} names no requirement`);
+  const reqs = spec.requirements.map(requirement); // throws on an unknown id
+  const services = [...new Set(reqs.map((r) => r.service))];
+  if (services.length !== 1) throw new Error(`check ${spec.id} mixes requirements of ${services.join(' and ')}`);
+  const service = services[0]!;
+  const level = strongestLevel(reqs.map((r) => r.level));
+  const ctx = runContext();
+  if (!ctx.services.includes(service) || !matchesGrep(spec, ctx.grep)) return;
+  const budgetForRetries = (ctx.maxRetries + 1) * (ctx.timeoutMs + ctx.maxRetryWaitMs);
+  const timeout = spec.timeoutMs ?? Math.max(60_000, budgetForRetries * 2);
+
+  test(spec.title, { meta: { check: spec.id, requirements: spec.requirements, level, service }, timeout }, async (tc: TestContext) => {
+    const meta = tc.task.meta;
+    const client = http();
+    client.currentCheck = spec.id;
+    const exchanges: Exchange[] = [];
+    const record = client.opts.record;
+    client.opts.record = (ex) => {
+      exchanges.push(ex);
+      record?.(ex);
+    };
+    await labelForReport(spec, reqs, level, service);
+    const tools: CheckTools = {
+      observe(key, value) {
+        meta.observations = { ...meta.observations, [key]: value };
+      },
+      notConfigured(what) {
+        throw new NotConfigured(`not configured: ${what}`);
+      },
+      violation(message) {
+        throw new AssertionViolation(message);
+      },
+      cite(...responses) {
+        for (const r of responses) for (const ex of r.attempts) if (!exchanges.includes(ex)) exchanges.push(ex);
+      },
+      requirements: reqs,
+      level,
+    };
+    let verdict: Verdict = 'passed';
+    let error: unknown;
+    try {
+      await body(tools);
+    } catch (err) {
+      verdict = classify(err, level);
+      error = err;
+    } finally {
+      client.opts.record = record;
+      client.currentCheck = undefined;
+      meta.requests = exchanges.length;
+      meta.verdict = verdict;
+      await attachEvidence(exchanges, verdict, meta);
+    }
+    if (meta.observations) for (const [k, v] of Object.entries(meta.observations)) await allure.parameter(`observed: ${k}`, v);
+    if (verdict === 'passed') return;
+    const message = error instanceof Error ? error.message : String(error);
+    meta.reason = message;
+    if (verdict === 'skipped') {
+      tc.skip(message);
+      return;
+    }
+    if (verdict === 'warning') {
+      // A broken SHOULD/MAY requirement is reported without failing the run.
+      await allure.label('verdict', 'warning');
+      await allure.description(`**${level} requirement not met (warning, does not fail the run):** ${message}`);
+      return;
+    }
+    throw error;
+  });
+}
+
+async function labelForReport(spec: CheckSpec, reqs: CatalogueEntry[], level: Level, service: Service): Promise<void> {
+  const first = reqs[0]!;
+  await allure.parentSuite(first.documentTitle);
+  await allure.suite(first.section);
+  await allure.subSuite(reqs.map((r) => r.id).join(', '));
+  await allure.epic(first.documentTitle);
+  await allure.feature(first.section);
+  for (const r of reqs) await allure.story(r.id);
+  await allure.severity(level === 'MUST' ? 'critical' : level === 'SHOULD' ? 'normal' : 'minor');
+  await allure.label('check', spec.id);
+  await allure.label('service', service);
+  await allure.label('level', level);
+  await allure.description(reqs.map((r) => `**${r.id}** (${r.level}, ${r.section}): ${r.summary}\n\n> ${r.text}`).join('\n\n'));
+}
+
+async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: TestContext['task']['meta']): Promise<void> {
+  const failing: NonNullable<typeof meta.failingRequests> = [];
+  for (const ex of exchanges) {
+    const name = `${ex.method} ${ex.url} → ${ex.status ?? ex.error ?? 'no response'}`;
+    await allure.attachment(name, JSON.stringify(toAllureExchange(ex)), 'application/vnd.allure.http+json');
+    if (verdict !== 'passed') failing.push({ method: ex.method, url: ex.url, status: ex.status, curl: curlFor(ex) });
+  }
+  if (failing.length > 0) {
+    meta.failingRequests = failing.slice(-5);
+    await allure.attachment('reproduce with curl', failing.map((f) => f.curl).join('\n\n'), 'text/plain');
+  }
+}
+
+/** End the check as a setup error unless `cond` holds. */
+export function precondition(cond: unknown, message: string): asserts cond {
+  if (!cond) throw new PreconditionFailed(`setup error (precondition): ${message}`);
+}
+
+/** Parse a JSON body, failing the check (not crashing the harness) when it is not JSON. */
+export function jsonBody<T = unknown>(res: { body: string; url: string; status: number }): T {
+  try {
+    return JSON.parse(res.body) as T;
+  } catch {
+    throw new AssertionViolation(`${res.status} body of ${res.url} is not JSON: ${JSON.stringify(res.body.slice(0, 120))}`);
+  }
+}
+
+export { expect };

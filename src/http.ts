@@ -1,0 +1,292 @@
+/**
+ * The suite's HTTP client. It is a client of the services under test and keeps their client rules: it retries
+ * only what the rules allow, waits Retry-After (or backs off with jitter), caps retries, counts every request
+ * against a budget, never follows redirects (so a key never leaves the configured origin) and records every
+ * exchange with secrets replaced by environment references.
+ */
+import { Agent, request as undiciRequest } from 'undici';
+import type { ClientRules, Service } from './spec.js';
+import { Redactor } from './redact.js';
+
+export interface Exchange {
+  seq: number;
+  check?: string;
+  service?: Service;
+  method: string;
+  url: string;
+  requestHeaders: Record<string, string>;
+  requestBody?: string;
+  status?: number;
+  responseHeaders?: Record<string, string>;
+  responseBody?: string;
+  bodyBytes?: number;
+  truncated?: boolean;
+  durationMs: number;
+  startedAt: string;
+  attempt: number;
+  error?: string;
+  billable?: boolean;
+}
+
+export interface HttpClientOptions {
+  /** Per-request bound for the whole exchange: connect, headers and body. */
+  timeoutMs: number;
+  /** A response body larger than this is not read further; the request fails. */
+  maxBodyBytes: number;
+  /** Requests the client may send in total (attempts and retries included). */
+  budget: number;
+  /** Retries after the first attempt, for statuses the rules allow. */
+  maxRetries: number;
+  /** A Retry-After longer than this is not waited out: the target counts as unavailable. */
+  maxRetryWaitMs: number;
+  /** Origins a request may go to (scheme://host:port). Anything else is refused before sending. */
+  allowedOrigins: string[];
+  redactor: Redactor;
+  record?: (exchange: Exchange) => void;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+export interface SendOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  /** A string is sent as is; anything else as JSON with content-type application/json. */
+  body?: unknown;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** The service's client rules; without them (or with retry: false) nothing is retried. */
+  rules?: ClientRules;
+  retry?: boolean;
+  /** A billable generation call (counted separately; never retried beyond the cap). */
+  billable?: boolean;
+  service?: Service;
+}
+
+export interface HttpResponse {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  bodyBytes: number;
+  /** The exchanges (attempts) that produced this response. */
+  attempts: Exchange[];
+  json<T = unknown>(): T;
+  header(name: string): string | undefined;
+}
+
+/** The target did not answer in time. A conformance failure of the check that asked. */
+export class NoResponseError extends Error {
+  override name = 'NoResponseError';
+}
+/** The target kept answering 429/503 (or asked for a wait beyond the cap). Not a conformance failure. */
+export class TargetUnavailableError extends Error {
+  override name = 'TargetUnavailableError';
+}
+/** The run's request budget is spent. Not a conformance failure. */
+export class BudgetExhaustedError extends Error {
+  override name = 'BudgetExhaustedError';
+}
+/** The suite refused to send a request (credentials would leave the configured origins). */
+export class OriginRefusedError extends Error {
+  override name = 'OriginRefusedError';
+}
+export class ResponseTooLargeError extends Error {
+  override name = 'ResponseTooLargeError';
+}
+export class TransportError extends Error {
+  override name = 'TransportError';
+}
+
+export function statusMatches(status: number, rules: ClientRules['retryOn']): boolean {
+  return rules.some((r) => (r === '5xx' ? status >= 500 && status <= 599 : r === status));
+}
+
+/** Retry-After as milliseconds: delta-seconds or an HTTP date. Undefined when absent or unparseable. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+const RECORDED_BODY_CHARS = 16_384;
+
+export class HttpClient {
+  readonly opts: HttpClientOptions;
+  private readonly agent: Agent;
+  private seq = 0;
+  sent = 0;
+  billable = 0;
+  /** The check now running; stamped on each exchange. */
+  currentCheck: string | undefined;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(opts: HttpClientOptions) {
+    this.opts = opts;
+    this.agent = new Agent({ connect: { timeout: opts.timeoutMs }, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
+    this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.random = opts.random ?? Math.random;
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** Throws unless a request may go to this URL now. */
+  private admit(url: URL): void {
+    const origin = url.origin;
+    if (!this.opts.allowedOrigins.includes(origin)) {
+      throw new OriginRefusedError(
+        `refused to send a request to ${origin}: only the configured targets (${this.opts.allowedOrigins.join(', ')}) are contacted`,
+      );
+    }
+    if (this.sent >= this.opts.budget) {
+      throw new BudgetExhaustedError(`request budget of ${this.opts.budget} spent; raise it with --budget if the target allows`);
+    }
+  }
+
+  buildUrl(base: string, query?: SendOptions['query']): URL {
+    const url = new URL(base);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.append(k, String(v));
+    return url;
+  }
+
+  async send(target: string, o: SendOptions = {}): Promise<HttpResponse> {
+    const url = this.buildUrl(target, o.query);
+    const method = (o.method ?? 'GET').toUpperCase();
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    let body: string | undefined;
+    if (typeof o.body === 'string') body = o.body;
+    else if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    }
+    const attempts: Exchange[] = [];
+    const rules = o.retry === false ? undefined : o.rules;
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.once(url, method, headers, body, attempt, o);
+      attempts.push(res.exchange);
+      const retryable = rules !== undefined && statusMatches(res.status, rules.retryOn);
+      if (!retryable) return this.response(url, res, attempts);
+      if (attempt >= this.opts.maxRetries) {
+        throw new TargetUnavailableError(
+          `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
+        );
+      }
+      const wait = this.retryDelay(res.headers['retry-after'], attempt, rules);
+      if (wait > this.opts.maxRetryWaitMs) {
+        throw new TargetUnavailableError(
+          `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} with Retry-After ${res.headers['retry-after']}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits`,
+        );
+      }
+      await this.sleep(wait);
+    }
+  }
+
+  /** The wait before retry number attempt+1: Retry-After when given, else exponential backoff with full jitter. */
+  retryDelay(retryAfter: string | undefined, attempt: number, rules: ClientRules): number {
+    const ra = retryAfterMs(retryAfter);
+    if (ra !== undefined) return ra;
+    const b = rules.backoff ?? { baseMs: 1000, maxMs: 8000, jitter: 'equal' as const };
+    const ceiling = Math.min(b.maxMs, b.baseMs * 2 ** attempt);
+    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+  }
+
+  private response(url: URL, r: RawResult, attempts: Exchange[]): HttpResponse {
+    return {
+      url: url.href,
+      status: r.status,
+      headers: r.headers,
+      body: r.text,
+      bodyBytes: r.bytes,
+      attempts,
+      json<T>(): T {
+        return JSON.parse(r.text) as T;
+      },
+      header(name: string) {
+        return r.headers[name.toLowerCase()];
+      },
+    };
+  }
+
+  private async once(url: URL, method: string, headers: Record<string, string>, body: string | undefined, attempt: number, o: SendOptions): Promise<RawResult> {
+    this.admit(url);
+    this.sent++;
+    if (o.billable) this.billable++;
+    const started = Date.now();
+    const red = this.opts.redactor;
+    const exchange: Exchange = {
+      seq: ++this.seq,
+      check: this.currentCheck,
+      service: o.service,
+      method,
+      url: red.redact(url.href),
+      requestHeaders: red.redactRecord(headers),
+      requestBody: body === undefined ? undefined : red.redact(body.slice(0, RECORDED_BODY_CHARS)),
+      durationMs: 0,
+      startedAt: new Date(started).toISOString(),
+      attempt,
+      billable: o.billable || undefined,
+    };
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.opts.timeoutMs);
+    try {
+      const res = await undiciRequest(url, { method, headers, body, dispatcher: this.agent, signal: controller.signal });
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        if (bytes > this.opts.maxBodyBytes) {
+          res.body.destroy();
+          throw new ResponseTooLargeError(`response body exceeds ${this.opts.maxBodyBytes} bytes; stopped reading`);
+        }
+        chunks.push(chunk);
+      }
+      const text = Buffer.concat(chunks).toString('utf8');
+      const rh = flattenHeaders(res.headers);
+      Object.assign(exchange, {
+        status: res.statusCode,
+        responseHeaders: red.redactRecord(rh),
+        responseBody: red.redact(text.slice(0, RECORDED_BODY_CHARS)),
+        bodyBytes: bytes,
+        truncated: text.length > RECORDED_BODY_CHARS || undefined,
+      });
+      return { status: res.statusCode, headers: rh, text, bytes, exchange };
+    } catch (err) {
+      const e = this.classify(err, controller.signal.aborted, url, method);
+      exchange.error = red.redact(e.message);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      exchange.durationMs = Date.now() - started;
+      this.opts.record?.(exchange);
+    }
+  }
+
+  private classify(err: unknown, aborted: boolean, url: URL, method: string): Error {
+    const red = this.opts.redactor;
+    if (err instanceof ResponseTooLargeError) return err;
+    const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+    const code = e.code ?? e.cause?.code;
+    const where = `${method} ${red.redact(url.href)}`;
+    if (aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+      return new NoResponseError(`no response within ${this.opts.timeoutMs / 1000} s: ${where}`);
+    }
+    return new TransportError(`${where} failed: ${red.redact(String(code ?? e.message ?? err))}${e.cause?.message ? ` (${red.redact(e.cause.message)})` : ''}`);
+  }
+}
+
+interface RawResult {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  bytes: number;
+  exchange: Exchange;
+}

@@ -1,0 +1,42 @@
+/**
+ * Replaces every secret the run knows with a reference to the environment variable it came from
+ * ($GATEWAY_API_KEY), so exchanges, messages and curl commands can be published.
+ */
+export class Redactor {
+  private readonly pairs: [string, string][] = [];
+
+  constructor(secrets: Record<string, string | undefined> = {}) {
+    for (const [name, value] of Object.entries(secrets)) this.add(name, value);
+  }
+
+  add(name: string, value: string | undefined): void {
+    if (!value || value.length < 4) return;
+    const ref = `$${name}`;
+    const variants = new Set([value, encodeURIComponent(value)]);
+    for (const v of variants) this.pairs.push([v, ref]);
+    // Longest first, so a secret that contains another is replaced whole.
+    this.pairs.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  get names(): string[] {
+    return [...new Set(this.pairs.map(([, ref]) => ref.slice(1)))];
+  }
+
+  redact(text: string): string {
+    let out = text;
+    for (const [secret, ref] of this.pairs) if (out.includes(secret)) out = out.split(secret).join(ref);
+    return out;
+  }
+
+  redactRecord(rec: Record<string, string>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(rec)) out[k] = this.redact(v);
+    return out;
+  }
+}
+
+/** For printing configuration: keep a hint of the value's shape, never the value. */
+export function mask(value: string | undefined): string {
+  if (!value) return '(unset)';
+  return `${value.slice(0, 3)}…(${value.length} chars)`;
+}

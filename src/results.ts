@@ -1,0 +1,219 @@
+/**
+ * Results of a run: a vitest reporter that classifies every check by the verdict the harness recorded, and the
+ * writers of summary.json and junit.xml. Written from what was collected so far, so an interrupted run still
+ * leaves a (partial) summary.
+ */
+import { writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import type { Level, Service } from './spec.js';
+import type { Verdict } from './harness.js';
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  service?: Service;
+  requirements: string[];
+  level?: Level;
+  verdict: Verdict;
+  message?: string;
+  observations?: Record<string, string>;
+  requests: number;
+  durationMs: number;
+  file: string;
+  failingRequests?: { method: string; url: string; status?: number; curl: string }[];
+}
+
+export type RunVerdict = 'conformant' | 'nonconformant' | 'error';
+
+export interface Summary {
+  verdict: RunVerdict;
+  complete: boolean;
+  exitCode: number;
+  message: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  targets: { feed: string | null; gateway: string | null; embedded: boolean };
+  counts: { passed: number; failed: number; skipped: number; warnings: number; setupErrors: number; unavailable: number; errors: number; total: number };
+  requests: number;
+  billableCalls: number;
+  budget: number;
+  failures: { id: string; title: string; requirement: string; level?: Level; message: string }[];
+  warnings: { id: string; title: string; requirement: string; level?: Level; message: string }[];
+  notDecided: { id: string; title: string; requirement: string; verdict: Verdict; message: string }[];
+  harnessErrors: string[];
+  checks: CheckResult[];
+}
+
+export class ResultCollector implements Reporter {
+  readonly results: CheckResult[] = [];
+  readonly harnessErrors: string[] = [];
+
+  onTestCaseResult(tc: TestCase): void {
+    const meta = tc.meta();
+    const r = tc.result();
+    if (r.state === 'pending') return;
+    let verdict: Verdict = meta.verdict ?? (r.state === 'failed' ? 'error' : r.state === 'skipped' ? 'skipped' : 'passed');
+    // A check that failed outside the harness's classification (a timeout of the test itself) is a harness error.
+    if (r.state === 'failed' && (verdict === 'passed' || verdict === 'warning' || verdict === 'skipped')) verdict = 'error';
+    const err = r.state === 'failed' ? r.errors?.[0] : undefined;
+    const message = meta.reason ?? err?.message ?? (r.state === 'skipped' ? r.note : undefined);
+    this.results.push({
+      id: meta.check ?? tc.name,
+      title: tc.name,
+      service: meta.service,
+      requirements: meta.requirements ?? [],
+      level: meta.level,
+      verdict,
+      message,
+      observations: meta.observations,
+      requests: meta.requests ?? 0,
+      durationMs: Math.round(tc.diagnostic()?.duration ?? 0),
+      file: tc.module.relativeModuleId,
+      failingRequests: meta.failingRequests,
+    });
+  }
+
+  onTestModuleEnd(mod: TestModule): void {
+    for (const e of mod.errors()) this.harnessErrors.push(`${mod.relativeModuleId}: ${e.message}`);
+  }
+
+  onTestRunEnd(_modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<{ message?: string }>): void {
+    for (const e of unhandled) this.harnessErrors.push(`unhandled: ${e.message ?? String(e)}`);
+  }
+}
+
+const reqOf = (c: CheckResult) => c.requirements.join(', ');
+
+export function summarize(
+  results: CheckResult[],
+  o: {
+    harnessErrors: string[];
+    startedAt: number;
+    targets: Summary['targets'];
+    requests: number;
+    billableCalls: number;
+    budget: number;
+    complete: boolean;
+    unreachable?: string;
+  },
+): Summary {
+  const count = (v: Verdict) => results.filter((r) => r.verdict === v).length;
+  const counts = {
+    passed: count('passed'),
+    failed: count('failed'),
+    skipped: count('skipped'),
+    warnings: count('warning'),
+    setupErrors: count('setup-error'),
+    unavailable: count('unavailable'),
+    errors: count('error'),
+    total: results.length,
+  };
+  const failures = results
+    .filter((r) => r.verdict === 'failed')
+    .map((r) => ({ id: r.id, title: r.title, requirement: reqOf(r), level: r.level, message: r.message ?? '' }));
+  const warnings = results
+    .filter((r) => r.verdict === 'warning')
+    .map((r) => ({ id: r.id, title: r.title, requirement: reqOf(r), level: r.level, message: r.message ?? '' }));
+  const notDecided = results
+    .filter((r) => r.verdict === 'setup-error' || r.verdict === 'unavailable' || r.verdict === 'error')
+    .map((r) => ({ id: r.id, title: r.title, requirement: reqOf(r), verdict: r.verdict, message: r.message ?? '' }));
+
+  let verdict: RunVerdict;
+  let exitCode: number;
+  let message: string;
+  if (o.unreachable) {
+    verdict = 'error';
+    exitCode = 3;
+    message = o.unreachable;
+  } else if (counts.failed > 0) {
+    verdict = 'nonconformant';
+    exitCode = 1;
+    message = `${counts.failed} MUST requirement check(s) failed`;
+  } else if (!o.complete || counts.unavailable > 0 || counts.errors > 0 || o.harnessErrors.length > 0) {
+    verdict = 'error';
+    exitCode = 3;
+    message = !o.complete
+      ? 'the run was interrupted before it finished; the results are partial'
+      : counts.unavailable > 0
+        ? `the target was unavailable for ${counts.unavailable} check(s) (429/503 past the retry cap, or the request budget ran out): no verdict on them`
+        : `the suite could not run ${counts.errors + o.harnessErrors.length} check(s) (harness errors)`;
+  } else if (counts.total === 0) {
+    verdict = 'error';
+    exitCode = 3;
+    message = 'no check ran (is --grep too narrow?)';
+  } else {
+    verdict = 'conformant';
+    exitCode = 0;
+    message = `no MUST requirement failed${counts.warnings ? `; ${counts.warnings} SHOULD/MAY warning(s)` : ''}${counts.setupErrors ? `; ${counts.setupErrors} check(s) could not be decided (setup errors)` : ''}`;
+  }
+  if (!o.complete && exitCode === 0) exitCode = 3;
+  const finished = Date.now();
+  return {
+    verdict,
+    complete: o.complete,
+    exitCode,
+    message,
+    startedAt: new Date(o.startedAt).toISOString(),
+    finishedAt: new Date(finished).toISOString(),
+    durationMs: finished - o.startedAt,
+    targets: o.targets,
+    counts,
+    requests: o.requests,
+    billableCalls: o.billableCalls,
+    budget: o.budget,
+    failures,
+    warnings,
+    notDecided,
+    harnessErrors: o.harnessErrors,
+    checks: results,
+  };
+}
+
+const xml = (s: string) =>
+  s
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
+
+/** JUnit XML: failure = MUST violation; error = setup error, target unavailable, harness error; skipped = not configured. */
+export function junitXml(s: Summary): string {
+  const bySuite = new Map<string, CheckResult[]>();
+  for (const c of s.checks) {
+    const key = c.service ?? 'suite';
+    bySuite.set(key, [...(bySuite.get(key) ?? []), c]);
+  }
+  const suites = [...bySuite].map(([name, checks]) => {
+    const failures = checks.filter((c) => c.verdict === 'failed').length;
+    const errors = checks.filter((c) => ['setup-error', 'unavailable', 'error'].includes(c.verdict)).length;
+    const skipped = checks.filter((c) => c.verdict === 'skipped').length;
+    const time = checks.reduce((a, c) => a + c.durationMs, 0) / 1000;
+    const cases = checks.map((c) => {
+      const props = `<properties><property name="requirements" value="${xml(reqOf(c))}"/><property name="level" value="${c.level ?? ''}"/><property name="verdict" value="${c.verdict}"/></properties>`;
+      const msg = xml(c.message ?? '');
+      const inner =
+        c.verdict === 'failed'
+          ? `<failure message="${msg}" type="${c.level} violation">${msg}</failure>`
+          : c.verdict === 'skipped'
+            ? `<skipped message="${msg}"/>`
+            : ['setup-error', 'unavailable', 'error'].includes(c.verdict)
+              ? `<error message="${msg}" type="${c.verdict}">${msg}</error>`
+              : c.verdict === 'warning'
+                ? `<system-out>${xml(`WARNING (${c.level} requirement not met, does not fail the run): ${c.message ?? ''}`)}</system-out>`
+                : '';
+      return `    <testcase classname="${xml(`${c.service ?? ''}.${c.id}`)}" name="${xml(c.title)}" time="${(c.durationMs / 1000).toFixed(3)}">${props}${inner}</testcase>`;
+    });
+    return `  <testsuite name="${xml(name)}" tests="${checks.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time.toFixed(3)}">\n${cases.join('\n')}\n  </testsuite>`;
+  });
+  const t = s.counts;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="conformance" tests="${t.total}" failures="${t.failed}" errors="${t.setupErrors + t.unavailable + t.errors}" skipped="${t.skipped}" time="${(s.durationMs / 1000).toFixed(3)}">\n${suites.join('\n')}\n</testsuites>\n`;
+}
+
+export function writeResults(reportDir: string, s: Summary): void {
+  mkdirSync(reportDir, { recursive: true });
+  writeFileSync(path.join(reportDir, 'summary.json'), `${JSON.stringify(s, null, 2)}\n`);
+  writeFileSync(path.join(reportDir, 'junit.xml'), junitXml(s));
+}

@@ -1,0 +1,234 @@
+/**
+ * Loads the contracts in specs/ as data: requirement catalogues (validated with ajv), OpenAPI descriptions
+ * (dereferenced with json-schema-ref-parser, never touching the network) and the deployment profile.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import $RefParser from '@apidevtools/json-schema-ref-parser';
+
+export const SPECS_DIR = fileURLToPath(new URL('../specs/', import.meta.url));
+
+export type Level = 'MUST' | 'SHOULD' | 'MAY';
+export type Service = 'feed' | 'gateway';
+export const SERVICES: readonly Service[] = ['feed', 'gateway'];
+
+export interface Requirement {
+  id: string;
+  level: Level;
+  section: string;
+  summary: string;
+  text: string;
+  subject: 'server' | 'client';
+  unverifiable?: string;
+  note?: string;
+}
+export interface Catalogue {
+  document: string;
+  title: string;
+  prefix: string;
+  requirements: Requirement[];
+}
+export interface CatalogueEntry extends Requirement {
+  service: Service;
+  document: string;
+  documentTitle: string;
+}
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+/** One ajv instance that understands OpenAPI 3.1 schema objects and this project's extensions. */
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, allErrors: true, strictRequired: false, allowUnionTypes: true });
+  addFormats(ajv);
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator', 'x-trim', 'x-profile-name']);
+  return ajv;
+}
+
+export function readJson<T = unknown>(file: string): T {
+  return JSON.parse(readFileSync(file, 'utf8')) as T;
+}
+
+export function formatAjvErrors(errors: ErrorObject[] | null | undefined): string {
+  return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`.trim()).join('; ');
+}
+
+let catalogueCache: Map<string, CatalogueEntry> | undefined;
+
+/** Every requirement of both documents by id. Throws if a catalogue breaks its schema or ids collide. */
+export function loadCatalogue(): Map<string, CatalogueEntry> {
+  if (catalogueCache) return catalogueCache;
+  const ajv = createAjv();
+  const validate = ajv.compile(readJson(path.join(SPECS_DIR, 'requirements.schema.json')));
+  const all = new Map<string, CatalogueEntry>();
+  for (const service of SERVICES) {
+    const file = path.join(SPECS_DIR, service, 'requirements.json');
+    const cat = readJson<Catalogue>(file);
+    if (!validate(cat)) throw new Error(`${file}: ${formatAjvErrors(validate.errors)}`);
+    for (const r of cat.requirements) {
+      if (!r.id.startsWith(`${cat.prefix}-`)) throw new Error(`${file}: id ${r.id} lacks the prefix ${cat.prefix}-`);
+      if (all.has(r.id)) throw new Error(`${file}: duplicate requirement id ${r.id}`);
+      all.set(r.id, { ...r, service, document: cat.document, documentTitle: cat.title });
+    }
+  }
+  catalogueCache = all;
+  return all;
+}
+
+export function requirement(id: string): CatalogueEntry {
+  const r = loadCatalogue().get(id);
+  if (!r) throw new Error(`unknown requirement id "${id}": add it to specs/<service>/requirements.json or fix the typo`);
+  return r;
+}
+
+const LEVEL_RANK: Record<Level, number> = { MUST: 3, SHOULD: 2, MAY: 1 };
+/** The level of a check is the strongest level among the requirements it verifies. */
+export function strongestLevel(levels: Level[]): Level {
+  return levels.reduce<Level>((a, b) => (LEVEL_RANK[b] > LEVEL_RANK[a] ? b : a), 'MAY');
+}
+
+// ---------------------------------------------------------------- OpenAPI
+
+export interface OpenApiDoc {
+  openapi: string;
+  paths: Record<string, Record<string, OperationObject>>;
+  components: Record<string, Record<string, unknown>>;
+}
+export interface ParameterObject {
+  name: string;
+  in: 'query' | 'path' | 'header';
+  required?: boolean;
+  schema: JsonSchema;
+}
+export interface OperationObject {
+  operationId: string;
+  parameters?: ParameterObject[];
+  security?: Record<string, string[]>[];
+  responses: Record<string, unknown>;
+  [ext: `x-${string}`]: unknown;
+}
+export interface JsonSchema {
+  type?: string | string[];
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  default?: unknown;
+  'x-trim'?: boolean;
+  [k: string]: unknown;
+}
+
+const openApiCache = new Map<Service, Promise<OpenApiDoc>>();
+
+/** The service's OpenAPI description with every $ref resolved in place (no network, no files beyond it). */
+export function loadOpenApi(service: Service): Promise<OpenApiDoc> {
+  let p = openApiCache.get(service);
+  if (!p) {
+    const file = path.join(SPECS_DIR, service, 'openapi.json');
+    const doc = readJson<Record<string, unknown>>(file);
+    p = $RefParser
+      .dereference(file, doc, { resolve: { http: false, external: false }, dereference: { circular: false } })
+      .then((d) => d as unknown as OpenApiDoc);
+    openApiCache.set(service, p);
+  }
+  return p;
+}
+
+export function operation(doc: OpenApiDoc, operationId: string): { path: string; method: string; op: OperationObject } {
+  for (const [p, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      if (op.operationId === operationId) return { path: p, method: method.toUpperCase(), op };
+    }
+  }
+  throw new Error(`no operation ${operationId} in the OpenAPI description`);
+}
+
+export function parameter(doc: OpenApiDoc, operationId: string, name: string): ParameterObject {
+  const found = operation(doc, operationId).op.parameters?.find((p) => p.name === name);
+  if (!found) throw new Error(`operation ${operationId} has no parameter ${name}`);
+  return found;
+}
+
+const schemaValidators = new Map<unknown, ValidateFunction>();
+let sharedAjv: Ajv2020 | undefined;
+/** Compile (once) a dereferenced schema object taken from an OpenAPI description. */
+export function validator(schema: object): ValidateFunction {
+  let v = schemaValidators.get(schema);
+  if (!v) {
+    sharedAjv ??= createAjv();
+    v = sharedAjv.compile(schema);
+    schemaValidators.set(schema, v);
+  }
+  return v;
+}
+
+export async function componentSchema(service: Service, name: string): Promise<object> {
+  const doc = await loadOpenApi(service);
+  const s = doc.components.schemas?.[name];
+  if (!s) throw new Error(`no schema ${name} in the ${service} OpenAPI description`);
+  return s as object;
+}
+
+// ---------------------------------------------------------------- deployment profile
+
+export interface Profile {
+  name?: string;
+  feed: Record<'items' | 'hotTopics' | 'story' | 'dailies' | 'daily' | 'snapshot' | 'changes' | 'problem', Record<string, string>>;
+  gateway: {
+    versionHeader: string;
+    versionValue: string;
+    vendorCKeyHeader: string;
+    realtimeProtocol: string;
+    realtimeKeyProtocolPrefix: string;
+    realtimeBetaProtocol: string;
+    responsesPath: string;
+    realtimePath: string;
+    errorTypes: Record<string, string>;
+  };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function deepMerge<T>(base: T, over: unknown): T {
+  if (!isPlainObject(base) || !isPlainObject(over)) return (over === undefined ? base : over) as T;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(out[k], v);
+  return out as T;
+}
+
+/** The default profile, with an optional override (partial, merged over it) validated against the profile schema. */
+export function loadProfile(override?: unknown, source = 'profile'): Profile {
+  const merged = deepMerge(readJson<Profile>(path.join(SPECS_DIR, 'profiles', 'default.json')), override ?? {});
+  const validate = createAjv().compile(readJson(path.join(SPECS_DIR, 'profile.schema.json')));
+  if (!validate(merged)) throw new Error(`${source}: ${formatAjvErrors(validate.errors)}`);
+  return merged;
+}
+
+/** Read a dotted field path (page.nextCursor) out of a JSON value. */
+export function field(value: unknown, dotted: string): unknown {
+  let cur: unknown = value;
+  for (const key of dotted.split('.')) {
+    if (!isPlainObject(cur)) return undefined;
+    cur = cur[key];
+  }
+  return cur;
+}
+
+export interface ClientRules {
+  retryOn: (number | '5xx')[];
+  retryAfterRequired?: boolean;
+  backoff?: { baseMs: number; maxMs: number; jitter: 'equal' };
+  requirements: string[];
+}
+export function clientRules(service: Service): ClientRules {
+  return readJson<Record<Service, ClientRules>>(path.join(SPECS_DIR, 'client-rules.json'))[service];
+}

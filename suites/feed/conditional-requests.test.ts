@@ -1,0 +1,119 @@
+/**
+ * content-feed-service.md — What the service does / Endpoints: ETag, Cache-Control and conditional requests,
+ * on every operation. Each operation is probed once (GET, GET again, GET with If-None-Match) and the checks
+ * below share that probe, so no URL is fetched more than three times.
+ */
+import { describe } from 'vitest';
+import { check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
+import { FEED_OPERATIONS, feedGet, once, type FeedOperation } from '../../src/feed.js';
+import { ENTITY_TAG, sMaxAge, weakMatch } from '../../src/caching.js';
+import type { HttpResponse } from '../../src/http.js';
+
+interface Probe {
+  first: HttpResponse;
+  again: HttpResponse;
+  conditional?: HttpResponse;
+  evidence: HttpResponse[];
+}
+
+/** 404 is a documented answer of these operations; it leaves nothing to check, but is no violation. */
+const MAY_BE_ABSENT = new Set(['latestDaily', 'getDaily', 'getStory']);
+
+function probe(op: FeedOperation): Promise<Probe> {
+  return once(`conditional:${op.operationId}`, async () => {
+    const { path, query, evidence } = await op.resolve();
+    const first = await feedGet(path, { query });
+    const again = await feedGet(path, { query });
+    const etag = first.header('etag');
+    const conditional = etag ? await feedGet(path, { query, headers: { 'if-none-match': etag } }) : undefined;
+    return { first, again, conditional, evidence: [...evidence, first, again, ...(conditional ? [conditional] : [])] };
+  });
+}
+
+async function ok200(op: FeedOperation, cite: (...r: HttpResponse[]) => void): Promise<Probe> {
+  const p = await probe(op);
+  cite(...p.evidence);
+  if (p.first.status === 404 && MAY_BE_ABSENT.has(op.operationId)) {
+    throw new PreconditionFailed(`setup error (precondition): ${op.operationId} answered 404, which the document allows; nothing to check`);
+  }
+  expect(p.first.status, `${op.operationId} should answer 200`).toBe(200);
+  return p;
+}
+
+describe('conditional requests on every operation', () => {
+  for (const op of FEED_OPERATIONS) {
+    const name = op.operationId;
+    check(
+      { id: `feed-etag-cache-control-${kebab(name)}`, title: `${name}: a 200 carries ETag and Cache-Control`, requirements: ['feed-200-etag-cache-control'] },
+      async (t) => {
+        const p = await ok200(op, t.cite);
+        const etag = p.first.header('etag');
+        expect(etag, 'ETag header').toBeDefined();
+        expect(etag, 'ETag is an entity-tag: [W/]"..."').toMatch(ENTITY_TAG);
+        expect(p.first.header('cache-control'), 'Cache-Control header').toBeTruthy();
+        t.observe('etag strength', etag!.startsWith('W/') ? 'weak' : 'strong');
+      },
+    );
+
+    check(
+      {
+        id: `feed-s-maxage-${kebab(name)}`,
+        title: `${name}: Cache-Control carries s-maxage, the minimum polling interval`,
+        requirements: ['feed-cache-control-s-maxage'],
+      },
+      async (t) => {
+        const p = await ok200(op, t.cite);
+        const cc = p.first.header('cache-control');
+        precondition(cc, 'the 200 has no Cache-Control (reported by the ETag and Cache-Control check)');
+        expect(sMaxAge(cc), `s-maxage in "${cc}"`).toBeTypeOf('number');
+      },
+    );
+
+    check(
+      {
+        id: `feed-conditional-304-${kebab(name)}`,
+        title: `${name}: If-None-Match with the current ETag answers 304`,
+        requirements: ['feed-conditional-304', 'feed-shared-params'],
+      },
+      async (t) => {
+        const p = await ok200(op, t.cite);
+        precondition(p.conditional, 'the 200 carried no ETag to send back (reported by the ETag and Cache-Control check)');
+        if (p.again.body !== p.first.body)
+          throw new PreconditionFailed('setup error (precondition): the content changed between two requests; an unchanged resource is needed');
+        expect(p.conditional.status, `If-None-Match: ${p.first.header('etag')} on an unchanged resource`).toBe(304);
+      },
+    );
+
+    check(
+      {
+        id: `feed-304-headers-${kebab(name)}`,
+        title: `${name}: a 304 carries ETag and Cache-Control and no body`,
+        requirements: ['feed-304-headers-empty-body'],
+      },
+      async (t) => {
+        const p = await ok200(op, t.cite);
+        precondition(p.conditional?.status === 304, 'no 304 was obtained (reported by the If-None-Match check)');
+        const r = p.conditional;
+        expect(r.header('etag'), '304 ETag').toMatch(ENTITY_TAG);
+        expect(r.header('cache-control'), '304 Cache-Control').toBeTruthy();
+        expect(r.bodyBytes, '304 body length').toBe(0);
+      },
+    );
+
+    check(
+      { id: `feed-etag-stable-${kebab(name)}`, title: `${name}: the ETag stays the same while the content does`, requirements: ['feed-etag-stable'] },
+      async (t) => {
+        const p = await ok200(op, t.cite);
+        const [a, b] = [p.first.header('etag'), p.again.header('etag')];
+        precondition(a && b, 'the 200 carried no ETag (reported by the ETag and Cache-Control check)');
+        if (p.again.body !== p.first.body)
+          throw new PreconditionFailed('setup error (precondition): the content changed between two requests; an unchanged resource is needed');
+        if (!weakMatch(a, b)) t.violation(`identical content got two ETags: ${a} then ${b}`);
+      },
+    );
+  }
+});
+
+function kebab(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}

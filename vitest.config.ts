@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // The conformance suites: run only through `npm run conformance`, which sets the target.
+        // One worker, files in sequence, shared modules: one HTTP client counts every request of the run.
+        test: {
+          name: 'conformance',
+          include: ['suites/**/*.test.ts'],
+          setupFiles: ['allure-vitest/setup'],
+          isolate: false,
+          fileParallelism: false,
+          maxWorkers: 1,
+          pool: 'forks',
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          sequence: { shuffle: false },
+        },
+      },
+      {
+        // The project's own tests: engine units, reference deployments, the self-test.
+        test: {
+          name: 'project',
+          include: ['src/**/*.test.ts', 'fixtures/**/*.test.ts', 'test/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
