@@ -24,7 +24,9 @@ export default defineConfig({
         test: {
           name: 'project',
           include: ['src/**/*.test.ts', 'fixtures/**/*.test.ts', 'test/**/*.test.ts'],
-          testTimeout: 60_000,
+          // The self-test runs the conformance command in child processes: two at a time on two cores.
+          maxConcurrency: 2,
+          testTimeout: 120_000,
           hookTimeout: 60_000,
         },
       },

@@ -55,7 +55,7 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --feed-url URL               content feed base URL (env FEED_BASE_URL)
   --gateway-url URL            model gateway base URL (env GATEWAY_URL)
   --report-dir DIR             where reports go (default: reports)
-  --grep TEXT                  run only checks whose id, title or requirement ids contain TEXT
+  --grep TEXT[,TEXT]           run only checks whose id, title or a requirement id contains one TEXT
   --seed N                     fast-check seed, to replay a property failure
   --runs N                     fast-check runs per property (default 50 embedded, 15 remote)
   --timeout SECONDS            per-request time bound (default 10)

@@ -69,10 +69,15 @@ export interface CheckTools {
 const ID_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)+$/;
 const registered = new Set<string>();
 
-function matchesGrep(spec: CheckSpec, grep: string | undefined): boolean {
+/** --grep: comma-separated alternatives, each matched (case-insensitively) inside the id, title or a requirement id. */
+export function matchesGrep(spec: Pick<CheckSpec, 'id' | 'title' | 'requirements'>, grep: string | undefined): boolean {
   if (!grep) return true;
-  const g = grep.toLowerCase();
-  return [spec.id, spec.title, ...spec.requirements].some((s) => s.toLowerCase().includes(g));
+  const alternatives = grep
+    .split(',')
+    .map((g) => g.trim().toLowerCase())
+    .filter(Boolean);
+  const fields = [spec.id, spec.title, ...spec.requirements].map((s) => s.toLowerCase());
+  return alternatives.some((g) => fields.some((f) => f.includes(g)));
 }
 
 function classify(err: unknown, level: Level): Verdict {
