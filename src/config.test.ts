@@ -1,0 +1,84 @@
+import { describe, expect, test } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigError, describeConfig, parseConfig } from './config.js';
+
+const cfg = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+  const p = parseConfig(argv, env);
+  if (p.help) throw new Error('help');
+  return p.config;
+};
+
+describe('configuration', () => {
+  test('no URL at all: embedded reference deployments, both services', () => {
+    const c = cfg([]);
+    expect(c.embedded).toBe(true);
+    expect(c.services).toEqual(['feed', 'gateway']);
+  });
+
+  test('flags beat the environment, which beats the config file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const file = path.join(dir, 'c.json');
+    writeFileSync(file, JSON.stringify({ feedUrl: 'http://file.invalid', budget: 7, timeout: 3 }));
+    const c = cfg(['--config', file, '--budget', '9'], { FEED_BASE_URL: 'http://env.invalid/' });
+    expect(c.feedUrl).toBe('http://env.invalid');
+    expect(c.budget).toBe(9);
+    expect(c.timeoutMs).toBe(3000);
+  });
+
+  test('a service without a URL is skipped when another URL is given', () => {
+    const c = cfg(['--gateway-url', 'https://gw.invalid']);
+    expect(c.embedded).toBe(false);
+    expect(c.services).toEqual(['gateway']);
+  });
+
+  test.each([
+    [['--feed-url', 'not a url'], /--feed-url \/ FEED_BASE_URL is not a URL/],
+    [['--feed-url', 'ftp://x.invalid'], /must use http or https/],
+    [['--feed-url', 'https://u:p@x.invalid'], /must not carry credentials/],
+    [['--service', 'mail'], /--service must be one of feed, gateway, all/],
+    [['--service', 'gateway', '--feed-url', 'http://x.invalid'], /its URL is not set/],
+    [['--bogus'], /Unknown option '--bogus'/],
+    [['--runs', '0'], /--runs must be a whole number from 1 to 10000/],
+    [['--timeout', 'ten'], /--timeout must be a whole number/],
+    [['--config', '/nonexistent/c.json'], /cannot be read/],
+  ])('%j is refused with a message naming the setting', (argv, message) => {
+    expect(() => parseConfig(argv, {})).toThrow(ConfigError);
+    expect(() => parseConfig(argv, {})).toThrow(message);
+  });
+
+  test('a config file holding a secret, or an unknown setting, is refused', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const secret = path.join(dir, 's.json');
+    writeFileSync(secret, JSON.stringify({ apiKey: 'sk-x' }));
+    expect(() => parseConfig(['--config', secret], {})).toThrow(/looks like a secret; secrets come only from the environment/);
+    const unknown = path.join(dir, 'u.json');
+    writeFileSync(unknown, JSON.stringify({ colour: 'red' }));
+    expect(() => parseConfig(['--config', unknown], {})).toThrow(/unknown setting "colour"/);
+    const broken = path.join(dir, 'b.json');
+    writeFileSync(broken, '{ nope');
+    expect(() => parseConfig(['--config', broken], {})).toThrow(/not valid JSON/);
+  });
+
+  test('a profile override is validated against the profile schema', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const bad = path.join(dir, 'p.json');
+    writeFileSync(bad, JSON.stringify({ gateway: { versionValue: 'yesterday' } }));
+    expect(() => parseConfig(['--profile', bad], {})).toThrow(/versionValue must match pattern/);
+    const good = path.join(dir, 'g.json');
+    writeFileSync(good, JSON.stringify({ gateway: { vendorCKeyHeader: 'x-goog-api-key' } }));
+    const c = cfg(['--profile', good]);
+    expect(c.profile.gateway.vendorCKeyHeader).toBe('x-goog-api-key');
+    expect(c.profile.gateway.versionHeader).toBe('vendorb-version');
+  });
+
+  test('the printed configuration masks every secret', () => {
+    const env = { GATEWAY_API_KEY: 'sk-abcdefghijklmnopqrstuvwxyz', GATEWAY_MANAGEMENT_TOKEN: 'pat-0123456789abcdef' };
+    const text = describeConfig(cfg(['--gateway-url', 'https://gw.invalid'], env), env);
+    expect(text).not.toContain('abcdefghij');
+    expect(text).not.toContain('0123456789');
+    expect(text).toMatch(/GATEWAY_API_KEY\s+sk-…\(29 chars\)/);
+    expect(text).toMatch(/GATEWAY_EXPIRED_KEY\s+\(unset\)/);
+  });
+});

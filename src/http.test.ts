@@ -1,0 +1,222 @@
+/**
+ * The suite's own HTTP client keeps the documents' client rules. Each describe names the requirement it
+ * verifies (client-side requirements of the catalogues are verified here, not against a target).
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  HttpClient,
+  NoResponseError,
+  OriginRefusedError,
+  ResponseTooLargeError,
+  TargetUnavailableError,
+  BudgetExhaustedError,
+  retryAfterMs,
+  type Exchange,
+} from './http.js';
+import { Redactor } from './redact.js';
+import { clientRules } from './spec.js';
+
+type Handler = (n: number, req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void;
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));
+});
+
+async function server(handler: Handler): Promise<string> {
+  let n = 0;
+  const s = createServer((req, res) => handler(++n, req, res));
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+function client(url: string, o: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
+  const waits: number[] = [];
+  const recorded: Exchange[] = [];
+  const c = new HttpClient({
+    timeoutMs: 2000,
+    maxBodyBytes: 1024 * 1024,
+    budget: 100,
+    maxRetries: 2,
+    maxRetryWaitMs: 60_000,
+    allowedOrigins: [new URL(url).origin],
+    redactor: new Redactor(),
+    record: (e) => recorded.push(e),
+    sleep: async (ms) => void waits.push(ms),
+    random: () => 0.5,
+    ...o,
+  });
+  return { c, waits, recorded };
+}
+
+describe('client rule feed-client-retry-after: on 429 or 503 the client waits at least Retry-After seconds', () => {
+  test('waits the Retry-After of each 503, then returns the success', async () => {
+    const url = await server((n, _q, res) => {
+      if (n < 3) res.writeHead(503, { 'retry-after': String(n) }).end();
+      else res.writeHead(200).end('ok');
+    });
+    const { c, waits } = client(url);
+    const res = await c.send(url, { rules: clientRules('feed') });
+    expect(res.status).toBe(200);
+    expect(waits).toEqual([1000, 2000]);
+    expect(res.attempts).toHaveLength(3);
+  });
+
+  test('a 500 is not retried under the feed rules (they name 429 and 503 only)', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(500).end());
+    const { c, waits } = client(url);
+    expect((await c.send(url, { rules: clientRules('feed') })).status).toBe(500);
+    expect(waits).toEqual([]);
+  });
+});
+
+describe('client rule gw-client-retry-statuses: retry only 429 and 5xx', () => {
+  test.each([400, 401, 403, 404, 409, 422])('a %i is returned at once, never retried', async (status) => {
+    const url = await server((_n, _q, res) => res.writeHead(status).end());
+    const { c } = client(url);
+    const res = await c.send(url, { rules: clientRules('gateway') });
+    expect(res.status).toBe(status);
+    expect(res.attempts).toHaveLength(1);
+  });
+
+  test.each([429, 500, 502, 503, 504])('a %i is retried', async (status) => {
+    const url = await server((n, _q, res) => (n === 1 ? res.writeHead(status).end() : res.writeHead(200).end()));
+    const { c } = client(url);
+    const res = await c.send(url, { rules: clientRules('gateway') });
+    expect(res.status).toBe(200);
+    expect(res.attempts.map((a) => a.status)).toEqual([status, 200]);
+  });
+});
+
+describe('client rule gw-client-retry-wait: Retry-After when present, else exponential backoff with jitter', () => {
+  test('Retry-After in seconds and as an HTTP date are both waited', () => {
+    expect(retryAfterMs('3')).toBe(3000);
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(retryAfterMs('Thu, 01 Jan 2026 00:00:05 GMT', now)).toBe(5000);
+    expect(retryAfterMs('soon')).toBeUndefined();
+  });
+
+  test('without Retry-After the waits grow exponentially, with jitter inside each step', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(502).end());
+    const rules = clientRules('gateway');
+    const seen: number[][] = [];
+    for (const r of [0, 0.99]) {
+      const { c, waits } = client(url, { maxRetries: 3, random: () => r });
+      await expect(c.send(url, { rules })).rejects.toBeInstanceOf(TargetUnavailableError);
+      seen.push(waits);
+    }
+    const base = rules.backoff!.baseMs;
+    // Each wait lies in [ceiling/2, ceiling] with ceiling = base * 2^attempt.
+    for (const waits of seen) {
+      for (const [i, w] of waits.entries()) {
+        expect(w).toBeGreaterThanOrEqual((base * 2 ** i) / 2);
+        expect(w).toBeLessThanOrEqual(base * 2 ** i);
+      }
+    }
+    expect(seen[0]).not.toEqual(seen[1]);
+    expect(seen[0]![2]! / seen[0]![0]!).toBe(4);
+  });
+});
+
+describe('client rule gw-client-retry-cap: the number of retries is capped', () => {
+  test('a 429 storm ends after maxRetries retries as "target unavailable", not as a conformance failure', async () => {
+    let hits = 0;
+    const url = await server((_n, _q, res) => (hits++, res.writeHead(429, { 'retry-after': '1' }).end()));
+    const { c } = client(url, { maxRetries: 2 });
+    await expect(c.send(url, { rules: clientRules('gateway') })).rejects.toThrow(/target unavailable.*answered 429 3 time/);
+    expect(hits).toBe(3);
+    expect(c.sent).toBe(3);
+  });
+
+  test('a Retry-After longer than the suite waits is not waited out', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(503, { 'retry-after': '3600' }).end());
+    const { c, waits } = client(url, { maxRetryWaitMs: 60_000 });
+    await expect(c.send(url, { rules: clientRules('feed') })).rejects.toThrow(/Retry-After 3600, longer than the 60 s/);
+    expect(waits).toEqual([]);
+  });
+
+  test('a billable call is retried no more than any other', async () => {
+    let hits = 0;
+    const url = await server((_n, _q, res) => (hits++, res.writeHead(500).end()));
+    const { c } = client(url, { maxRetries: 1 });
+    await expect(c.send(url, { method: 'POST', body: {}, billable: true, rules: clientRules('gateway') })).rejects.toBeInstanceOf(TargetUnavailableError);
+    expect(hits).toBe(2);
+    expect(c.billable).toBe(2);
+  });
+});
+
+describe('budget, origin and bounds', () => {
+  test('the budget counts every attempt and refuses the request past it', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(200).end());
+    const { c } = client(url, { budget: 2 });
+    await c.send(url);
+    await c.send(url);
+    await expect(c.send(url)).rejects.toBeInstanceOf(BudgetExhaustedError);
+    expect(c.sent).toBe(2);
+  });
+
+  test('a request to another origin is refused before anything is sent (keys never leave the target)', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(200).end());
+    const { c } = client(url);
+    await expect(c.send('http://127.0.0.2:9/', { headers: { authorization: 'Bearer sk-x' } })).rejects.toBeInstanceOf(OriginRefusedError);
+    expect(c.sent).toBe(0);
+  });
+
+  test('redirects are never followed', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(308, { location: 'http://127.0.0.2:9/elsewhere' }).end());
+    const { c } = client(url);
+    const res = await c.send(url);
+    expect(res.status).toBe(308);
+    expect(c.sent).toBe(1);
+  });
+
+  test('a response that never comes fails with "no response within N s"', async () => {
+    const url = await server(() => undefined);
+    const { c } = client(url, { timeoutMs: 300 });
+    await expect(c.send(url)).rejects.toThrow(NoResponseError);
+    await expect(c.send(url)).rejects.toThrow(/no response within 0.3 s/);
+  });
+
+  test('a body that trickles forever is cut at the time bound', async () => {
+    const url = await server((_n, _q, res) => {
+      res.writeHead(200);
+      const t = setInterval(() => res.write('x'), 50);
+      res.on('close', () => clearInterval(t));
+    });
+    const { c } = client(url, { timeoutMs: 400 });
+    await expect(c.send(url)).rejects.toThrow(/no response within 0.4 s/);
+  });
+
+  test('a body over the cap is not read further', async () => {
+    const url = await server((_n, _q, res) => {
+      res.writeHead(200);
+      res.end(Buffer.alloc(64 * 1024, 'a'));
+    });
+    const { c } = client(url, { maxBodyBytes: 1024 });
+    await expect(c.send(url)).rejects.toBeInstanceOf(ResponseTooLargeError);
+  });
+
+  test('a bodiless 304 with Content-Length is a complete, empty response (RFC 9110 8.6)', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(304, { etag: '"a"', 'content-length': '42' }).end());
+    const { c } = client(url);
+    const res = await c.send(url);
+    expect(res.status).toBe(304);
+    expect(res.body).toBe('');
+  });
+});
+
+describe('recording', () => {
+  test('every exchange is recorded with secrets replaced by their environment variable', async () => {
+    const key = 'sk-secret-value-123456';
+    const url = await server((_n, req, res) => res.writeHead(401, { 'content-type': 'text/plain' }).end(`bad key ${req.headers.authorization}`));
+    const { c, recorded } = client(url, { redactor: new Redactor({ GATEWAY_API_KEY: key }) });
+    await c.send(`${url}/v1/models?key=${key}`, { headers: { authorization: `Bearer ${key}` } });
+    const text = JSON.stringify(recorded);
+    expect(text).not.toContain(key);
+    expect(recorded[0]!.requestHeaders.authorization).toBe('Bearer $GATEWAY_API_KEY');
+    expect(recorded[0]!.url).toContain('key=$GATEWAY_API_KEY');
+    expect(recorded[0]!.responseBody).toBe('bad key Bearer $GATEWAY_API_KEY');
+  });
+});
