@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -25,7 +25,29 @@ export function stripThirdPartyScripts(html: string): string {
     .replace(/<script\b[^>]*>(?:(?!<\/script>)[\s\S])*?(?:googletagmanager|google-analytics|gtag\(|dataLayer)(?:(?!<\/script>)[\s\S])*<\/script>/gi, '');
 }
 
+const SUITE_LABELS = new Set(['parentSuite', 'suite', 'subSuite']);
+
+/**
+ * allure-vitest labels each result with suites taken from the describe blocks; the harness labels it with the
+ * document, section and requirement. Keep only the harness's (the last of each name), so the report is
+ * organised by document -> section -> requirement.
+ */
+export function normaliseSuiteLabels(resultsDir: string): void {
+  for (const f of readdirSync(resultsDir).filter((n) => n.endsWith('-result.json'))) {
+    const file = path.join(resultsDir, f);
+    const r = JSON.parse(readFileSync(file, 'utf8')) as { labels?: { name: string; value: string }[] };
+    const labels = r.labels ?? [];
+    const last = new Map<string, number>();
+    labels.forEach((l, i) => {
+      if (SUITE_LABELS.has(l.name)) last.set(l.name, i);
+    });
+    r.labels = labels.filter((l, i) => !SUITE_LABELS.has(l.name) || last.get(l.name) === i);
+    writeFileSync(file, JSON.stringify(r));
+  }
+}
+
 export async function generateHtml(resultsDir: string, outDir: string, name: string): Promise<string> {
+  normaliseSuiteLabels(resultsDir);
   const args = [
     allureCli(),
     'awesome',
