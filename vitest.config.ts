@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { PathOrderSequencer } from './src/sequencer.js';
 
 export default defineConfig({
   test: {
+    // Files in path order: each service's run-wide checks (z-run-wide.test.ts) come after its other checks.
+    sequence: { shuffle: false, sequencer: PathOrderSequencer },
     projects: [
       {
         // The conformance suites: run only through `npm run conformance`, which sets the target.
@@ -16,7 +19,6 @@ export default defineConfig({
           pool: 'forks',
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          sequence: { shuffle: false },
         },
       },
       {

@@ -119,6 +119,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       startedAt,
       targets,
       requests: exchanges.length + probes,
+      requestsByService: Object.fromEntries(config.services.map((s) => [s, exchanges.filter((x) => x.service === s).length])),
       billableCalls: exchanges.filter((x) => x.billable).length,
       budget: config.budget,
       complete: !interrupted && !unreachable,

@@ -6,7 +6,7 @@
 import { http, baseUrl, runContext } from './context.js';
 import { clientRules, field } from './spec.js';
 import type { HttpResponse, SendOptions } from './http.js';
-import { PreconditionFailed, jsonBody } from './harness.js';
+import { AssertionViolation, PreconditionFailed, jsonBody } from './harness.js';
 
 const rules = clientRules('feed');
 
@@ -57,16 +57,19 @@ export function discoveredStoryIds(): Promise<{ ids: string[]; evidence: HttpRes
   });
 }
 
-/** A story id that answers 200 directly. */
+/** A story id the target names that is not merged or missing (normally one answering 200). */
 export function liveStory(): Promise<{ id: string; evidence: HttpResponse[] }> {
   return once('live-story', async () => {
     const { ids, evidence } = await discoveredStoryIds();
     for (const id of ids.slice(0, 4)) {
       const res = await feedGet(`/api/v1/stories/${encodeURIComponent(id)}`);
       evidence.push(res);
-      if (res.status === 200) return { id, evidence };
+      // The first story that is neither merged nor missing: a 200, or whatever error the story endpoint gives.
+      if (res.status < 300 || res.status >= 400) {
+        if (res.status !== 404) return { id, evidence };
+      }
     }
-    throw new PreconditionFailed('setup error (precondition): no hot topic links a story that answers 200, so no story id is known');
+    throw new PreconditionFailed('setup error (precondition): no hot topic links a story the story endpoint serves, so no story id is known');
   });
 }
 
@@ -128,3 +131,161 @@ export const FEED_OPERATIONS: FeedOperation[] = [
     },
   },
 ];
+
+// ---------------------------------------------------------------- reading responses through the profile
+
+export function profile() {
+  return runContext().profile.feed;
+}
+
+export function listOf(body: unknown, path: string): unknown[] {
+  const v = field(body, path);
+  if (!Array.isArray(v)) throw new AssertionViolation(`no list at "${path}" in the body (deployment profile field ${path})`);
+  return v;
+}
+
+export function idOf(item: unknown, path = profile().items.id!): string {
+  const v = field(item, path);
+  if (typeof v !== 'string' && typeof v !== 'number') throw new AssertionViolation(`an item has no id at "${path}": ${JSON.stringify(item).slice(0, 200)}`);
+  return String(v);
+}
+
+/**
+ * A problem response: the given status (or any 4xx when `status` is '4xx'), content type
+ * application/problem+json and an X-Request-Id header. Returns the parsed body.
+ */
+export function expectProblem(res: HttpResponse, status: number | '4xx'): Record<string, unknown> {
+  if (status === '4xx') {
+    if (res.status < 400 || res.status > 499) throw new AssertionViolation(`expected a 4xx problem response, got ${res.status}`);
+  } else if (res.status !== status) {
+    throw new AssertionViolation(`expected ${status}, got ${res.status}: ${res.body.slice(0, 200)}`);
+  }
+  const type = (res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/problem+json')
+    throw new AssertionViolation(`a ${res.status} must be application/problem+json, got content type "${res.header('content-type') ?? '(none)'}"`);
+  if (!res.header('x-request-id')) throw new AssertionViolation(`a ${res.status} problem response must carry X-Request-Id`);
+  const body = jsonBody<unknown>(res);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AssertionViolation('a problem body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+export function problemCode(body: Record<string, unknown>): unknown {
+  return field(body, profile().problem.code!);
+}
+
+/** The target's own clock (its Date header), so window checks do not depend on the runner's clock. */
+export function serverNow(res: HttpResponse): number {
+  const d = Date.parse(res.header('date') ?? '');
+  return Number.isNaN(d) ? Date.now() : d;
+}
+
+const HOUR = 3_600_000;
+/** The document's timestamp rule for `by`: timeline uses publication time for items back-filled > 72 h, else discovery. */
+export function effectiveTime(item: Record<string, unknown>, by: 'timeline' | 'published'): number | undefined {
+  const published = typeof item.publishedAt === 'string' ? Date.parse(item.publishedAt) : undefined;
+  const discovered = typeof item.discoveredAt === 'string' ? Date.parse(item.discoveredAt) : undefined;
+  if (by === 'published') return published;
+  if (discovered === undefined) return undefined;
+  return published !== undefined && discovered - published > 72 * HOUR ? published : discovered;
+}
+
+export const WINDOW_MS: Record<string, number> = { '24h': 24 * HOUR, '7d': 7 * 24 * HOUR };
+
+// ---------------------------------------------------------------- items paging
+
+export type Query = Record<string, string | number>;
+export type FeedItem = Record<string, unknown>;
+export interface ItemsPage {
+  res: HttpResponse;
+  items: FeedItem[];
+  next: string | null;
+  hasMore: boolean;
+}
+
+export async function itemsPage(query: Query): Promise<ItemsPage> {
+  const res = await feedGet('/api/v1/items', { query });
+  if (res.status !== 200)
+    throw new AssertionViolation(`GET /api/v1/items?${new URLSearchParams(query as Record<string, string>)} answered ${res.status}, expected 200`);
+  const body = jsonBody(res);
+  const p = profile().items;
+  const next = field(body, p.nextCursor!);
+  return {
+    res,
+    items: listOf(body, p.list!) as FeedItem[],
+    next: typeof next === 'string' && next !== '' ? next : null,
+    hasMore: field(body, p.hasMore!) === true,
+  };
+}
+
+/** Up to `maxPages` pages of one query, following the cursor. */
+export async function walkItems(query: Query, maxPages: number): Promise<ItemsPage[]> {
+  const pages: ItemsPage[] = [];
+  let cursor: string | null = null;
+  for (let i = 0; i < maxPages; i++) {
+    const p = await itemsPage(cursor ? { ...query, cursor } : query);
+    pages.push(p);
+    if (!p.hasMore || !p.next) break;
+    cursor = p.next;
+  }
+  return pages;
+}
+
+/** A cursor of the default query with more pages behind it, and when it was obtained. */
+export function firstCursor(): Promise<{ cursor: string; at: number; res: HttpResponse }> {
+  return once('items-first-cursor', async () => {
+    const p = await itemsPage({ limit: 5 });
+    if (!p.next) throw new PreconditionFailed('setup error (precondition): the items listing has no second page, so it gives no cursor');
+    return { cursor: p.next, at: Date.now(), res: p.res };
+  });
+}
+
+// ---------------------------------------------------------------- stories
+
+export function storyPath(id: string): string {
+  return `/api/v1/stories/${encodeURIComponent(id)}`;
+}
+
+/** The status the story endpoint gives an id (shared per id within the run). */
+export function storyStatus(id: string): Promise<number> {
+  return once(`story-status:${id}`, async () => (await feedGet(storyPath(id))).status);
+}
+
+/** Ids a story references (storyline and related), through the profile. */
+export function storyReferences(body: unknown): { storyline: string[]; related: string[] } {
+  const p = profile().story;
+  const root = field(body, p.root!);
+  const refs = (path: string) => {
+    const list = field(root, path);
+    return Array.isArray(list) ? list.map((r) => field(r, p.referenceId!)).filter((x): x is string => typeof x === 'string') : [];
+  };
+  return { storyline: refs(p.storyline!), related: refs(p.related!) };
+}
+
+/**
+ * A merged story id: FEED_MERGED_STORY_ID when given, else discovered by walking hot-topic story links and the
+ * storyline and related references of the stories they lead to (at most `maxRequests` story requests).
+ */
+export function mergedStory(maxRequests = 12): Promise<{ id: string; source: string; res: HttpResponse } | undefined> {
+  return once('merged-story', async () => {
+    const configured = runContext().feedMergedStoryId;
+    if (configured) return { id: configured, source: 'FEED_MERGED_STORY_ID', res: await feedGet(storyPath(configured)) };
+    const { ids } = await discoveredStoryIds();
+    const queue = [...ids];
+    const seen = new Set<string>();
+    let requests = 0;
+    while (queue.length && requests < maxRequests) {
+      const id = queue.shift()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const res = await feedGet(storyPath(id));
+      requests++;
+      // Any redirect marks a merged story here; the check then holds it to the document's 308.
+      if (res.status >= 300 && res.status < 400) return { id, source: 'discovered', res };
+      if (res.status === 200) {
+        const r = storyReferences(jsonBody(res));
+        queue.push(...r.storyline, ...r.related);
+      }
+    }
+    return undefined;
+  });
+}

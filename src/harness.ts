@@ -58,6 +58,8 @@ export interface CheckTools {
   observe(key: string, value: string): void;
   /** End the check as skipped: `what` names the setting to configure. */
   notConfigured(what: string): never;
+  /** End the check as skipped because the run gave it nothing to check (e.g. no 429 was seen). */
+  notApplicable(why: string): never;
   /** Fail the check with a message (for checks that find violations by their own logic). */
   violation(message: string): never;
   /** Attach responses obtained earlier in the run (a shared probe) as this check's evidence. */
@@ -127,6 +129,9 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
       notConfigured(what) {
         throw new NotConfigured(`not configured: ${what}`);
       },
+      notApplicable(why) {
+        throw new NotConfigured(`not applicable: ${why}`);
+      },
       violation(message) {
         throw new AssertionViolation(message);
       },
@@ -194,6 +199,11 @@ async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: Tes
     meta.failingRequests = failing.slice(-5);
     await allure.attachment('reproduce with curl', failing.map((f) => f.curl).join('\n\n'), 'text/plain');
   }
+}
+
+/** Fail the check: a requirement is broken (module-level, so TypeScript narrows after it). */
+export function fail(message: string): never {
+  throw new AssertionViolation(message);
 }
 
 /** End the check as a setup error unless `cond` holds. */

@@ -143,7 +143,7 @@ describe('client rule gw-client-retry-cap: the number of retries is capped', () 
     const { c } = client(url, { maxRetries: 1 });
     await expect(c.send(url, { method: 'POST', body: {}, billable: true, rules: clientRules('gateway') })).rejects.toBeInstanceOf(TargetUnavailableError);
     expect(hits).toBe(2);
-    expect(c.billable).toBe(2);
+    expect(c.sent).toBe(2);
   });
 });
 
@@ -218,5 +218,45 @@ describe('recording', () => {
     expect(recorded[0]!.requestHeaders.authorization).toBe('Bearer $GATEWAY_API_KEY');
     expect(recorded[0]!.url).toContain('key=$GATEWAY_API_KEY');
     expect(recorded[0]!.responseBody).toBe('bad key Bearer $GATEWAY_API_KEY');
+  });
+});
+
+describe('client rule gw-client-stream-restart: a broken stream is restarted from the beginning, never resumed', () => {
+  test('a body cut off mid-transfer is requested again from the start, without Range, within the cap', async () => {
+    const seen: (string | undefined)[] = [];
+    const url = await server((n, req, res) => {
+      seen.push(req.headers.range);
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' });
+      if (n === 1) {
+        res.write('x'.repeat(100));
+        setTimeout(() => res.socket?.destroy(), 20);
+      } else res.end('y'.repeat(1000));
+    });
+    const { c } = client(url);
+    const res = await c.send(url, { rules: clientRules('gateway') });
+    expect(res.body).toBe('y'.repeat(1000));
+    expect(res.attempts).toHaveLength(2);
+    expect(seen).toEqual([undefined, undefined]);
+  });
+
+  test('without retry rules a broken body fails the request', async () => {
+    const url = await server((_n, _req, res) => {
+      res.writeHead(200, { 'content-length': '1000' });
+      res.write('x');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const { c } = client(url);
+    await expect(c.send(url)).rejects.toThrow(/failed/);
+  });
+});
+
+describe('billable calls', () => {
+  test('a generation request counts as billable only when the target answers it 2xx', async () => {
+    const url = await server((n, _req, res) => res.writeHead(n === 1 ? 400 : 200).end('{}'));
+    const { c } = client(url);
+    await c.send(url, { method: 'POST', body: {}, billable: true });
+    expect(c.billable).toBe(0);
+    await c.send(url, { method: 'POST', body: {}, billable: true });
+    expect(c.billable).toBe(1);
   });
 });

@@ -95,6 +95,16 @@ export class ResponseTooLargeError extends Error {
 export class TransportError extends Error {
   override name = 'TransportError';
 }
+/** The response started but its body broke off: a stream that cannot be resumed, only restarted. */
+export class BrokenBodyError extends TransportError {
+  override name = 'BrokenBodyError';
+  constructor(
+    message: string,
+    readonly exchange: Exchange,
+  ) {
+    super(message);
+  }
+}
 
 export function statusMatches(status: number, rules: ClientRules['retryOn']): boolean {
   return rules.some((r) => (r === '5xx' ? status >= 500 && status <= 599 : r === status));
@@ -122,6 +132,7 @@ export class HttpClient {
   private readonly agent: Agent;
   private seq = 0;
   sent = 0;
+  /** Generation requests the target answered 2xx: the calls that cost. */
   billable = 0;
   /** The check now running; stamped on each exchange. */
   currentCheck: string | undefined;
@@ -171,7 +182,16 @@ export class HttpClient {
     const attempts: Exchange[] = [];
     const rules = o.retry === false ? undefined : o.rules;
     for (let attempt = 0; ; attempt++) {
-      const res = await this.once(url, method, headers, body, attempt, o);
+      let res: RawResult;
+      try {
+        res = await this.once(url, method, headers, body, attempt, o);
+      } catch (err) {
+        // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
+        if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
+        attempts.push(err.exchange);
+        await this.sleep(this.retryDelay(undefined, attempt, rules));
+        continue;
+      }
       attempts.push(res.exchange);
       const retryable = rules !== undefined && statusMatches(res.status, rules.retryOn);
       if (!retryable) return this.response(url, res, attempts);
@@ -219,7 +239,6 @@ export class HttpClient {
   private async once(url: URL, method: string, headers: Record<string, string>, body: string | undefined, attempt: number, o: SendOptions): Promise<RawResult> {
     this.admit(url);
     this.sent++;
-    if (o.billable) this.billable++;
     const started = Date.now();
     const red = this.opts.redactor;
     const exchange: Exchange = {
@@ -233,12 +252,15 @@ export class HttpClient {
       durationMs: 0,
       startedAt: new Date(started).toISOString(),
       attempt,
-      billable: o.billable || undefined,
     };
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.opts.timeoutMs);
+    let midBody = false;
     try {
       const res = await undiciRequest(url, { method, headers, body, dispatcher: this.agent, signal: controller.signal });
+      midBody = true;
+      exchange.status = res.statusCode;
+      exchange.responseHeaders = red.redactRecord(flattenHeaders(res.headers));
       const chunks: Buffer[] = [];
       let bytes = 0;
       try {
@@ -265,10 +287,17 @@ export class HttpClient {
         bodyBytes: bytes,
         truncated: text.length > RECORDED_BODY_CHARS || undefined,
       });
+      if (o.billable && res.statusCode >= 200 && res.statusCode < 300) {
+        this.billable++;
+        exchange.billable = true;
+      }
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);
       exchange.error = red.redact(e.message);
+      if (midBody && e instanceof TransportError) {
+        throw new BrokenBodyError(`${e.message} (the body broke after ${exchange.bodyBytes ?? 0} bytes)`, exchange);
+      }
       throw e;
     } finally {
       clearTimeout(timer);

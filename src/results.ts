@@ -37,6 +37,7 @@ export interface Summary {
   targets: { feed: string | null; gateway: string | null; embedded: boolean };
   counts: { passed: number; failed: number; skipped: number; warnings: number; setupErrors: number; unavailable: number; errors: number; total: number };
   requests: number;
+  requestsByService: Record<string, number>;
   billableCalls: number;
   budget: number;
   failures: { id: string; title: string; requirement: string; level?: Level; message: string }[];
@@ -93,6 +94,7 @@ export function summarize(
     startedAt: number;
     targets: Summary['targets'];
     requests: number;
+    requestsByService: Record<string, number>;
     billableCalls: number;
     budget: number;
     complete: boolean;
@@ -161,6 +163,7 @@ export function summarize(
     targets: o.targets,
     counts,
     requests: o.requests,
+    requestsByService: o.requestsByService,
     billableCalls: o.billableCalls,
     budget: o.budget,
     failures,

@@ -45,7 +45,7 @@ export function createAjv(): Ajv2020 {
   addFormats(ajv);
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
-  ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator', 'x-trim', 'x-profile-name']);
+  ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator', 'x-trim', 'x-profile-name', 'x-requirement']);
   return ajv;
 }
 
@@ -103,6 +103,8 @@ export interface ParameterObject {
   in: 'query' | 'path' | 'header';
   required?: boolean;
   schema: JsonSchema;
+  /** The catalogue requirement this parameter's rule belongs to. */
+  'x-requirement'?: string;
 }
 export interface OperationObject {
   operationId: string;

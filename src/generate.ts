@@ -1,0 +1,111 @@
+/**
+ * Parameter values generated from the rules in specs/ (never restated here): in-range values with their
+ * boundaries, and out-of-range values just past them. Properties run with the run's --runs and --seed; a failure
+ * reports fast-check's seed, path and shrunk counterexample, so `--grep <check> --seed <seed>` replays it.
+ */
+import fc from 'fast-check';
+import { runContext } from './context.js';
+import type { JsonSchema } from './spec.js';
+import { AssertionViolation, PreconditionFailed } from './harness.js';
+import { BudgetExhaustedError, TargetUnavailableError } from './http.js';
+
+/** Code points used to build strings: ASCII, CJK, and astral characters (emoji) that count once each. */
+const CODE_POINTS = ['a', 'Z', '7', '-', '中', '文', 'é', '🚀', '🙂', '𝄞'];
+
+function integerBounds(s: JsonSchema): { min: number; max: number } {
+  if (s.type !== 'integer' || s.minimum === undefined || s.maximum === undefined) throw new Error(`not a bounded integer schema: ${JSON.stringify(s)}`);
+  return { min: s.minimum, max: s.maximum };
+}
+
+/** Integers the rule accepts, always including both boundaries. */
+export function validIntegers(s: JsonSchema): fc.Arbitrary<number> {
+  const { min, max } = integerBounds(s);
+  return fc.oneof(fc.constantFrom(min, max), fc.integer({ min, max }));
+}
+
+/** Values the integer rule rejects: just past each boundary, further out, and non-integers. */
+export function invalidIntegers(s: JsonSchema): fc.Arbitrary<string> {
+  const { min, max } = integerBounds(s);
+  return fc.oneof(
+    fc.constantFrom(String(min - 1), String(max + 1)),
+    fc.integer({ min: max + 1, max: max + 10_000 }).map(String),
+    fc.integer({ min: -10_000, max: min - 1 }).map(String),
+    fc.integer({ min, max: max - 1 }).map((n) => `${n}.5`),
+    fc.constantFrom('abc', 'ten', `${min}x`),
+  );
+}
+
+function codePointString(min: number, max: number): fc.Arbitrary<string> {
+  return fc.array(fc.constantFrom(...CODE_POINTS), { minLength: min, maxLength: max }).map((a) => a.join(''));
+}
+
+function stringBounds(s: JsonSchema): { min: number; max: number } {
+  if (s.minLength === undefined || s.maxLength === undefined) throw new Error(`not a bounded string schema: ${JSON.stringify(s)}`);
+  return { min: s.minLength, max: s.maxLength };
+}
+
+const padding = fc.constantFrom('', ' ', '  ', '\t ');
+
+/** Strings the rule accepts: lengths in code points, boundaries included; padded with whitespace when the rule trims. */
+export function validStrings(s: JsonSchema): fc.Arbitrary<string> {
+  const { min, max } = stringBounds(s);
+  const core = fc.oneof(codePointString(min, min), codePointString(max, max), codePointString(min, max));
+  if (!s['x-trim']) return core;
+  return fc.tuple(padding, core, padding).map(([a, b, c]) => `${a}${b}${c}`);
+}
+
+/** Strings the rule rejects: one code point short or long; when it trims, short strings padded to look long enough. */
+export function invalidStrings(s: JsonSchema): fc.Arbitrary<string> {
+  const { min, max } = stringBounds(s);
+  const arbs: fc.Arbitrary<string>[] = [codePointString(max + 1, max + 1)];
+  if (min > 1) arbs.push(codePointString(min - 1, min - 1));
+  if (s['x-trim'] && min > 1) {
+    arbs.push(fc.tuple(fc.constantFrom(' ', '  ', '   '), codePointString(1, min - 1), fc.constantFrom(' ', '  ', '   ')).map(([a, b, c]) => `${a}${b}${c}`));
+  }
+  return fc.oneof(...arbs);
+}
+
+/** A value outside an enum rule (none of the allowed ones, nor a case variant of one). */
+export function invalidEnumValues(s: JsonSchema): fc.Arbitrary<string> {
+  const allowed = (s.enum ?? []).map(String);
+  if (allowed.length === 0) throw new Error('not an enum schema');
+  const lower = allowed.map((a) => a.toLowerCase());
+  return fc
+    .oneof(
+      fc.constantFrom('none', 'other', 'ALL-X', '1'),
+      fc.constantFrom(...allowed).map((a) => `${a}x`),
+    )
+    .filter((v) => !lower.includes(v.toLowerCase()));
+}
+
+/**
+ * Check `predicate` for generated values. The predicate asserts with expect (or throws a verdict error); the
+ * first failure ends the check with fast-check's report: seed, path and the shrunk counterexample.
+ */
+export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Promise<void>, o: { runs?: number } = {}): Promise<void> {
+  const ctx = runContext();
+  let passthrough: unknown;
+  const result = await fc.check(
+    fc.asyncProperty(arb, async (v) => {
+      if (passthrough) return true;
+      try {
+        await predicate(v);
+      } catch (e) {
+        // Not a counterexample: the target or the data stopped the property; end it with that verdict.
+        if (e instanceof TargetUnavailableError || e instanceof BudgetExhaustedError || e instanceof PreconditionFailed) {
+          passthrough = e;
+          return true;
+        }
+        throw e;
+      }
+      return true;
+    }),
+    { numRuns: Math.min(o.runs ?? ctx.runs, ctx.runs), seed: ctx.seed, endOnFailure: !ctx.embedded },
+  );
+  if (passthrough) throw passthrough;
+  if (!result.failed) return;
+  const cause = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+  throw new AssertionViolation(
+    `property failed for ${fc.stringify(result.counterexample?.[0])} (seed ${result.seed}, path "${result.counterexamplePath}"; replay with --seed ${result.seed}):\n${cause}`,
+  );
+}

@@ -1,0 +1,134 @@
+/**
+ * content-feed-service.md — Resources > Daily report; Endpoints > /api/v1/dailies, /dailies/latest, /dailies/{date}.
+ */
+import { describe } from 'vitest';
+import fc from 'fast-check';
+import { check, expect, jsonBody, precondition } from '../../src/harness.js';
+import { expectProblem, feedGet, listOf, once, profile, serverNow } from '../../src/feed.js';
+import { property } from '../../src/generate.js';
+import { weakMatch } from '../../src/caching.js';
+import { field } from '../../src/spec.js';
+
+const archive = () =>
+  once('dailies-archive', async () => {
+    const res = await feedGet('/api/v1/dailies');
+    expect(res.status, 'GET /api/v1/dailies').toBe(200);
+    const dates = listOf(jsonBody(res), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
+    return { res, dates };
+  });
+
+const isCalendarDate = (d: unknown): d is string =>
+  typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d);
+
+/** The Shanghai calendar date (UTC+8, no daylight saving) and hour at an instant. */
+function shanghai(ms: number): { date: string; hour: number } {
+  const d = new Date(ms + 8 * 3_600_000);
+  return { date: d.toISOString().slice(0, 10), hour: d.getUTCHours() };
+}
+
+const dailyDate = (res: { body: string; url: string; status: number }) => field(field(jsonBody(res), profile().daily.root!), profile().daily.date!);
+
+describe('the daily-report archive', () => {
+  check(
+    { id: 'feed-dailies-dates', title: 'archive entries are keyed by YYYY-MM-DD calendar dates', requirements: ['feed-dailies-date-format'] },
+    async (t) => {
+      const { res, dates } = await archive();
+      t.cite(res);
+      precondition(dates.length > 0, 'the archive is empty');
+      for (const d of dates) if (!isCalendarDate(d)) t.violation(`archive date ${JSON.stringify(d)} is not a YYYY-MM-DD calendar date`);
+    },
+  );
+
+  check({ id: 'feed-dailies-newest-first', title: 'the archive lists dates newest first', requirements: ['feed-dailies-archive-order'] }, async (t) => {
+    const { res, dates } = await archive();
+    t.cite(res);
+    precondition(dates.length > 1, 'the archive has fewer than two entries');
+    expect(dates, 'archive order').toEqual([...dates].sort().reverse());
+    expect(new Set(dates).size, 'each date once').toBe(dates.length);
+  });
+
+  check(
+    {
+      id: 'feed-dailies-each-date-answers',
+      title: 'every archive date answers 200 on /api/v1/dailies/{date} with that report',
+      requirements: ['feed-dailies-by-date'],
+    },
+    async (t) => {
+      const { res, dates } = await archive();
+      t.cite(res);
+      precondition(dates.length > 0, 'the archive is empty');
+      for (const d of dates.slice(0, 5)) {
+        const r = await once(`daily:${String(d)}`, () => feedGet(`/api/v1/dailies/${String(d)}`));
+        t.cite(r);
+        expect(r.status, `GET /api/v1/dailies/${String(d)}`).toBe(200);
+        expect(dailyDate(r), 'the report for that date').toBe(d);
+      }
+    },
+  );
+
+  check(
+    { id: 'feed-dailies-latest-is-newest', title: 'the latest daily report is the archive newest entry', requirements: ['feed-dailies-latest'] },
+    async (t) => {
+      const { res, dates } = await archive();
+      t.cite(res);
+      const latest = await feedGet('/api/v1/dailies/latest');
+      if (dates.length === 0) {
+        t.observe('empty archive', `latest answered ${latest.status}`);
+        expectProblem(latest, 404);
+        return;
+      }
+      expect(latest.status, 'GET /api/v1/dailies/latest').toBe(200);
+      expect(dailyDate(latest), 'latest report date').toBe(dates[0]);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-dailies-not-before-publication',
+      title: 'no report is dated after the Asia/Shanghai date, nor today before 08:00 Shanghai',
+      requirements: ['feed-dailies-publication-time'],
+    },
+    async (t) => {
+      const { res, dates } = await archive();
+      t.cite(res);
+      precondition(dates.length > 0, 'the archive is empty');
+      const now = shanghai(serverNow(res));
+      const newestAllowed = now.hour >= 8 ? now.date : shanghai(serverNow(res) - 86_400_000).date;
+      t.observe('Shanghai time at the response', `${now.date} ${String(now.hour).padStart(2, '0')}h`);
+      expect(String(dates[0]) <= newestAllowed, `newest report ${String(dates[0])} is not after ${newestAllowed}`).toBe(true);
+    },
+  );
+
+  check(
+    { id: 'feed-dailies-past-immutable', title: 'a past report does not change: the same ETag and body each time', requirements: ['feed-dailies-immutable'] },
+    async (t) => {
+      const { res, dates } = await archive();
+      t.cite(res);
+      precondition(dates.length > 1, 'the archive has no past report besides the newest');
+      const path = `/api/v1/dailies/${String(dates[1])}`;
+      const a = await feedGet(path);
+      const b = await feedGet(path);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      expect(weakMatch(a.header('etag') ?? 'a', b.header('etag') ?? 'b'), `ETag of ${path}: ${a.header('etag')} then ${b.header('etag')}`).toBe(true);
+      expect(b.body, `body of ${path}`).toBe(a.body);
+    },
+  );
+});
+
+describe('daily dates the endpoint rejects', () => {
+  check(
+    { id: 'feed-dailies-date-malformed', title: 'a malformed or impossible date is rejected with 400', requirements: ['feed-dailies-date-invalid'] },
+    async () => {
+      const malformed = fc.oneof(
+        fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '2026-04-31', '20260101', '2026-1-5', 'yesterday', '2026-01-01T00:00'),
+        fc
+          .tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 13, max: 99 }), fc.integer({ min: 1, max: 28 }))
+          .map(([y, m, d]) => `${y}-${m}-${String(d).padStart(2, '0')}`),
+        fc
+          .tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 32, max: 99 }))
+          .map(([y, m, d]) => `${y}-${String(m).padStart(2, '0')}-${d}`),
+      );
+      await property(malformed, async (d) => void expectProblem(await feedGet(`/api/v1/dailies/${encodeURIComponent(d)}`), 400), { runs: 12 });
+    },
+  );
+});

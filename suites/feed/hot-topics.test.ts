@@ -1,0 +1,93 @@
+/**
+ * content-feed-service.md — Resources > Hot topic; Endpoints > GET /api/v1/hot-topics.
+ */
+import { describe } from 'vitest';
+import { check, expect, jsonBody } from '../../src/harness.js';
+import { feedGet, listOf, once, profile, storyStatus } from '../../src/feed.js';
+import { field } from '../../src/spec.js';
+import { sMaxAge } from '../../src/caching.js';
+
+const hotTopics = () =>
+  once('hot-topics', async () => {
+    const res = await feedGet('/api/v1/hot-topics');
+    expect(res.status, 'GET /api/v1/hot-topics').toBe(200);
+    return { res, entries: listOf(jsonBody(res), profile().hotTopics.list!) as Record<string, unknown>[] };
+  });
+
+/** Keys anywhere inside a value. */
+function keysDeep(v: unknown, out: string[] = []): string[] {
+  if (Array.isArray(v)) v.forEach((x) => keysDeep(x, out));
+  else if (typeof v === 'object' && v !== null) {
+    for (const [k, x] of Object.entries(v)) {
+      out.push(k);
+      keysDeep(x, out);
+    }
+  }
+  return out;
+}
+
+describe('hot topics', () => {
+  check({ id: 'feed-hot-topics-ten-entries', title: 'the hot-topics response has ten entries', requirements: ['feed-hot-topics-ten'] }, async (t) => {
+    const { res, entries } = await hotTopics();
+    t.cite(res);
+    expect(entries.length, 'entries').toBe(10);
+  });
+
+  check({ id: 'feed-hot-topics-ranks', title: 'rank is a one-based integer: the entries rank 1 to 10', requirements: ['feed-hot-topics-rank'] }, async (t) => {
+    const { res, entries } = await hotTopics();
+    t.cite(res);
+    const ranks = entries.map((e) => e.rank);
+    for (const r of ranks) expect(Number.isInteger(r), `rank ${JSON.stringify(r)} is an integer`).toBe(true);
+    expect(
+      [...ranks].sort((a, b) => Number(a) - Number(b)),
+      'ranks',
+    ).toEqual(entries.map((_, i) => i + 1));
+  });
+
+  check({ id: 'feed-hot-topics-no-heat', title: 'no internal or display heat value is exposed', requirements: ['feed-hot-topics-no-heat'] }, async (t) => {
+    const { res, entries } = await hotTopics();
+    t.cite(res);
+    const heat = keysDeep(entries).filter((k) => /heat/i.test(k));
+    expect([...new Set(heat)], 'fields named like a heat value').toEqual([]);
+  });
+
+  check(
+    {
+      id: 'feed-hot-topics-story-links',
+      title: 'links.story, when present, is an HTML URL whose last segment is a story id the story endpoint serves',
+      requirements: ['feed-hot-topics-story-link'],
+    },
+    async (t) => {
+      const { res, entries } = await hotTopics();
+      t.cite(res);
+      const links = entries.map((e) => field(e, profile().hotTopics.storyLink!)).filter((l) => l !== undefined && l !== null);
+      t.observe('entries with links.story', `${links.length} of ${entries.length}`);
+      for (const link of links.slice(0, 5)) {
+        expect(link, 'links.story is a string').toBeTypeOf('string');
+        let url: URL;
+        try {
+          url = new URL(link as string);
+        } catch {
+          return t.violation(`links.story ${JSON.stringify(link)} is not an absolute URL`);
+        }
+        expect(['http:', 'https:'], `links.story ${url.href} is a web (HTML) URL`).toContain(url.protocol);
+        const segment = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '');
+        const status = await storyStatus(segment);
+        expect([200, 308], `the story endpoint for "${segment}" (last segment of ${url.href})`).toContain(status);
+      }
+    },
+  );
+
+  check(
+    {
+      id: 'feed-hot-topics-s-maxage-60',
+      title: 'hot topics carry a 60 s shared-cache freshness window (s-maxage=60)',
+      requirements: ['feed-hot-topics-shared-cache-60s'],
+    },
+    async (t) => {
+      const { res } = await hotTopics();
+      t.cite(res);
+      expect(sMaxAge(res.header('cache-control')), `s-maxage in "${res.header('cache-control') ?? ''}"`).toBe(60);
+    },
+  );
+});

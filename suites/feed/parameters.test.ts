@@ -1,0 +1,117 @@
+/**
+ * content-feed-service.md — Endpoints: every documented parameter rule, generated from specs/feed/openapi.json.
+ * For each bounded query parameter: values inside the rule (boundaries included) are accepted, values outside it
+ * are rejected with a 400 problem response, and omitting it equals sending its default. Nothing here restates a
+ * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
+ */
+import { describe } from 'vitest';
+import { check, expect, jsonBody, PreconditionFailed } from '../../src/harness.js';
+import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
+import { expectProblem, feedGet, listOf, profile } from '../../src/feed.js';
+import { invalidEnumValues, invalidIntegers, invalidStrings, property, validIntegers, validStrings } from '../../src/generate.js';
+
+const doc = await loadOpenApi('feed');
+
+/** Operations with bounded query parameters, and where their list is (profile) so a limit can be checked. */
+const OPERATIONS = [
+  { operationId: 'listItems', list: () => profile().items.list!, runs: 50, defaults: 'feed-items-defaults' },
+  { operationId: 'listDailies', list: () => profile().dailies.list!, runs: 50 },
+  // Snapshot pages may carry up to 1000 items: fewer runs.
+  { operationId: 'selectedSnapshot', list: () => profile().snapshot.list!, runs: 4 },
+];
+
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+for (const o of OPERATIONS) {
+  const { path, op } = operation(doc, o.operationId);
+  const params = (op.parameters ?? []).filter((p): p is ParameterObject & { 'x-requirement': string } => p.in === 'query' && !!p['x-requirement']);
+
+  describe(`${o.operationId}: parameter rules`, () => {
+    for (const p of params) {
+      const s = p.schema;
+      const req = p['x-requirement'];
+      const id = `feed-param-${kebab(o.operationId)}-${p.name}`;
+      const get = (value: string | number) => feedGet(path, { query: { [p.name]: value } });
+
+      if (s.enum) {
+        check({ id: `${id}-each-value`, title: `${p.name} accepts each documented value (${s.enum.join(', ')})`, requirements: [req] }, async () => {
+          for (const v of s.enum!) {
+            const res = await get(String(v));
+            expect(res.status, `${p.name}=${String(v)}`).toBe(200);
+          }
+        });
+        check({ id: `${id}-other-values`, title: `${p.name} outside ${s.enum.join(' | ')} is rejected with 400`, requirements: [req] }, async () => {
+          await property(invalidEnumValues(s), async (v) => void expectProblem(await get(v), 400), { runs: 5 });
+        });
+      }
+
+      if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
+        check({ id: `${id}-in-range`, title: `${p.name} from ${s.minimum} to ${s.maximum} is accepted`, requirements: [req] }, async () => {
+          await property(
+            validIntegers(s),
+            async (n) => {
+              const res = await get(n);
+              expect(res.status, `${p.name}=${n}`).toBe(200);
+              if (p.name === 'limit') expect(listOf(jsonBody(res), o.list()).length, `items returned for limit=${n}`).toBeLessThanOrEqual(n);
+            },
+            { runs: o.runs },
+          );
+        });
+        check(
+          { id: `${id}-out-of-range`, title: `${p.name} outside ${s.minimum}..${s.maximum}, or not an integer, is rejected with 400`, requirements: [req] },
+          async () => {
+            await property(invalidIntegers(s), async (v) => void expectProblem(await get(v), 400), { runs: 10 });
+          },
+        );
+      }
+
+      if (s.type === 'string' && s.minLength !== undefined && s.maxLength !== undefined) {
+        const trimmed = s['x-trim'] ? ' after trimming' : '';
+        check(
+          { id: `${id}-in-range`, title: `${p.name} of ${s.minLength} to ${s.maxLength} code points${trimmed} is accepted`, requirements: [req] },
+          async () => {
+            await property(validStrings(s), async (v) => expect((await get(v)).status, `${p.name}=${JSON.stringify(v)}`).toBe(200), { runs: 20 });
+          },
+        );
+        check(
+          {
+            id: `${id}-out-of-range`,
+            title: `${p.name} shorter than ${s.minLength} or longer than ${s.maxLength} code points${trimmed} is rejected with 400`,
+            requirements: [req],
+          },
+          async () => {
+            await property(invalidStrings(s), async (v) => void expectProblem(await get(v), 400), { runs: 20 });
+          },
+        );
+      }
+
+      if (s.default !== undefined) {
+        const reqs = o.defaults ? [req, o.defaults] : [req];
+        check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async () => {
+          const plain = await feedGet(path);
+          const explicit = await get(String(s.default));
+          const again = await feedGet(path);
+          expect([plain.status, explicit.status, again.status]).toEqual([200, 200, 200]);
+          const list = (r: typeof plain) => JSON.stringify(listOf(jsonBody(r), o.list()));
+          if (list(plain) !== list(again)) throw new PreconditionFailed('setup error (precondition): the listing changed between two identical requests');
+          expect(list(explicit), `${p.name}=${String(s.default)} lists what the request without it lists`).toBe(list(plain));
+        });
+      }
+    }
+  });
+}
+
+describe('listItems: category', () => {
+  check(
+    {
+      id: 'feed-param-list-items-category-free',
+      title: 'category is a free string: a value outside the current list is accepted',
+      requirements: ['feed-items-category-free'],
+    },
+    async (t) => {
+      const res = await feedGet('/api/v1/items', { query: { category: 'conformance-unlisted' } });
+      t.observe('unlisted category', String(res.status));
+      expect(res.status, 'an unlisted category').toBe(200);
+    },
+  );
+});

@@ -1,0 +1,207 @@
+/**
+ * content-feed-service.md — Resources > Selected-set snapshot page; Endpoints > /api/v1/selected/snapshot and
+ * /api/v1/selected/changes: the document's client procedure, end to end.
+ */
+import { describe } from 'vitest';
+import { check, expect, fail, jsonBody, precondition } from '../../src/harness.js';
+import { feedGet, idOf, listOf, once, profile, expectProblem } from '../../src/feed.js';
+import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
+import type { HttpResponse } from '../../src/http.js';
+
+const SNAPSHOT = '/api/v1/selected/snapshot';
+const CHANGES = '/api/v1/selected/changes';
+/** Bounds the procedure on a large selected set (several thousand items at the default 500 a page). */
+const MAX_PAGES = 20;
+
+interface Snapshot {
+  pages: { res: HttpResponse; body: Record<string, unknown> }[];
+  items: Map<string, unknown>;
+  ids: string[];
+  cursor: string;
+  complete: boolean;
+}
+
+/** The client procedure: request pages while hasMore, keep the first page's cursor. */
+async function takeSnapshot(query: Record<string, string | number> = {}): Promise<Snapshot> {
+  const pages: Snapshot['pages'] = [];
+  let next: string | undefined;
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const res = await feedGet(SNAPSHOT, { query: next ? { ...query, page: next } : query });
+    expect(res.status, `snapshot page ${i + 1}`).toBe(200);
+    const body = jsonBody<Record<string, unknown>>(res);
+    const page = validator(await componentSchema('feed', 'SnapshotPage'));
+    if (!page(body)) fail(`snapshot page ${i + 1} is not a snapshot page: ${formatAjvErrors(page.errors)}`);
+    pages.push({ res, body });
+    if (body.hasMore !== true) break;
+    next = body.nextPage as string;
+  }
+  const list = pages.flatMap((p) => listOf(p.body, profile().snapshot.list!));
+  const ids = list.map((i) => idOf(i, profile().snapshot.id!));
+  return {
+    pages,
+    items: new Map(ids.map((id, k) => [id, list[k]])),
+    ids,
+    cursor: pages[0]!.body.cursor as string,
+    complete: pages[pages.length - 1]!.body.hasMore !== true,
+  };
+}
+
+const snapshotA = () => once('snapshot-a', () => takeSnapshot());
+
+interface Change {
+  op: string;
+  id: string;
+  item?: unknown;
+}
+/** The changes after a cursor: all pages (bounded), the last cursor, and each change read through the profile. */
+async function changesAfter(cursor: string, maxPages = 10): Promise<{ res: HttpResponse[]; changes: Change[]; cursor: string }> {
+  const p = profile().changes;
+  const res: HttpResponse[] = [];
+  const changes: Change[] = [];
+  let c = cursor;
+  for (let i = 0; i < maxPages; i++) {
+    const r = await feedGet(CHANGES, { query: { [p.cursorParam!]: c } });
+    res.push(r);
+    expect(r.status, `GET ${CHANGES} with the cursor`).toBe(200);
+    const body = jsonBody(r);
+    for (const ch of listOf(body, p.list!)) {
+      const op = String(field(ch, 'op'));
+      const item = field(ch, 'item');
+      const id = field(ch, op === 'remove' ? p.removedId! : p.itemId!);
+      if (typeof id !== 'string') fail(`a change carries no id (${op === 'remove' ? p.removedId : p.itemId}): ${JSON.stringify(ch).slice(0, 200)}`);
+      changes.push({ op, id, item });
+    }
+    const next = field(body, p.nextCursor!);
+    if (typeof next === 'string') c = next;
+    if (field(body, p.hasMore!) !== true) break;
+  }
+  return { res, changes, cursor: c };
+}
+
+describe('the snapshot procedure', () => {
+  check(
+    {
+      id: 'feed-snapshot-pages-no-duplicates',
+      title: 'pages continue with nextPage while hasMore is true, and their union has no duplicates',
+      requirements: ['feed-snapshot-paging'],
+    },
+    async (t) => {
+      const s = await snapshotA();
+      t.cite(...s.pages.map((p) => p.res));
+      t.observe('snapshot', `${s.ids.length} items in ${s.pages.length} page(s)${s.complete ? '' : ` (stopped after ${MAX_PAGES} pages)`}`);
+      precondition(s.ids.length > 0, 'the selected set is empty');
+      const dupes = s.ids.filter((id, i) => s.ids.indexOf(id) !== i);
+      if (dupes.length) t.violation(`the pages repeat items: ${[...new Set(dupes)].slice(0, 10).join(', ')}`);
+    },
+  );
+
+  check(
+    { id: 'feed-snapshot-cursor-same-every-page', title: 'the sync cursor is identical on every page', requirements: ['feed-snapshot-cursor-stable'] },
+    async (t) => {
+      const s = await snapshotA();
+      t.cite(...s.pages.map((p) => p.res));
+      precondition(s.pages.length > 1, 'the snapshot has a single page (needs more than 500 selected items)');
+      const cursors = [...new Set(s.pages.map((p) => p.body.cursor))];
+      expect(cursors, 'cursor values across pages').toHaveLength(1);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-snapshot-fields-minimal',
+      title: 'fields=minimal drops summary and links.original; fields=default keeps them',
+      requirements: ['feed-snapshot-fields-minimal', 'feed-item-original-link'],
+    },
+    async (t) => {
+      const min = await feedGet(SNAPSHOT, { query: { fields: 'minimal', limit: 20 } });
+      const def = await feedGet(SNAPSHOT, { query: { fields: 'default', limit: 20 } });
+      expect([min.status, def.status]).toEqual([200, 200]);
+      const minimal = validator(await componentSchema('feed', 'MinimalItem'));
+      const full = validator(await componentSchema('feed', 'Item'));
+      const minItems = listOf(jsonBody(min), profile().snapshot.list!);
+      const defItems = listOf(jsonBody(def), profile().snapshot.list!);
+      precondition(minItems.length > 0 && defItems.length > 0, 'the selected set is empty');
+      for (const i of minItems) if (!minimal(i)) t.violation(`fields=minimal item ${idOf(i, profile().snapshot.id!)} still carries summary or links.original`);
+      for (const i of defItems) {
+        if (!full(i)) t.violation(`fields=default item ${idOf(i, profile().snapshot.id!)}: ${formatAjvErrors(full.errors)}`);
+        expect(i, 'fields=default items carry summary').toHaveProperty('summary');
+      }
+    },
+  );
+
+  check(
+    {
+      id: 'feed-snapshot-fields-locked',
+      title: 'on a continuation page the fields value is the one the page cursor was taken with',
+      requirements: ['feed-snapshot-fields-locked'],
+    },
+    async (t) => {
+      const first = await feedGet(SNAPSHOT, { query: { fields: 'minimal', limit: 5 } });
+      expect(first.status).toBe(200);
+      const body = jsonBody<Record<string, unknown>>(first);
+      precondition(body.hasMore === true, 'the selected set fits in one page of 5');
+      const cont = await feedGet(SNAPSHOT, { query: { fields: 'default', page: body.nextPage as string } });
+      if (cont.status === 400) {
+        t.observe('another fields value on a continuation page', 'rejected (400)');
+        expectProblem(cont, 400);
+        return;
+      }
+      expect(cont.status, 'continuation with another fields value: 400, or the locked value').toBe(200);
+      t.observe('another fields value on a continuation page', 'ignored: the cursor locks it');
+      const minimal = validator(await componentSchema('feed', 'MinimalItem'));
+      for (const i of listOf(jsonBody(cont), profile().snapshot.list!)) {
+        if (!minimal(i))
+          t.violation(`the continuation page of a fields=minimal snapshot returned full items (fields=default in the request won over the cursor)`);
+      }
+    },
+  );
+});
+
+describe('the change feed', () => {
+  check(
+    {
+      id: 'feed-changes-accepts-snapshot-cursor',
+      title: 'the changes endpoint accepts the cursor a snapshot gave',
+      requirements: ['feed-changes-accepts-snapshot-cursor'],
+    },
+    async (t) => {
+      const s = await snapshotA();
+      t.cite(s.pages[0]!.res);
+      const res = await feedGet(CHANGES, { query: { [profile().changes.cursorParam!]: s.cursor } });
+      expect(res.status, `GET ${CHANGES} with the snapshot cursor`).toBe(200);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-changes-reconcile',
+      title: 'the snapshot plus the first changes call equals a fresh snapshot (items changed meanwhile excepted)',
+      requirements: ['feed-changes-reconcile', 'feed-changes-accepts-snapshot-cursor'],
+    },
+    async (t) => {
+      const a = await snapshotA();
+      precondition(a.complete, `the selected set has more than ${MAX_PAGES} pages; the procedure was not run to its end`);
+      const first = await changesAfter(a.cursor);
+      t.cite(...a.pages.map((p) => p.res), ...first.res);
+      const mirror = new Map(a.items);
+      for (const c of first.changes) {
+        if (c.op === 'remove') mirror.delete(c.id);
+        else if (c.item && typeof c.item === 'object') mirror.set(c.id, c.item);
+        else t.violation(`an ${c.op} change for ${c.id} carries no item to apply`);
+      }
+      t.observe('changes in the first call', String(first.changes.length));
+      const b = await takeSnapshot();
+      const since = await changesAfter(first.cursor);
+      t.cite(...b.pages.map((p) => p.res), ...since.res);
+      const movedOn = new Set(since.changes.map((c) => c.id));
+      const differs: string[] = [];
+      for (const id of new Set([...mirror.keys(), ...b.items.keys()])) {
+        if (movedOn.has(id)) continue;
+        if (JSON.stringify(mirror.get(id)) !== JSON.stringify(b.items.get(id))) differs.push(id);
+      }
+      if (differs.length) {
+        t.violation(`after applying the first changes call, ${differs.length} item(s) differ from a fresh snapshot: ${differs.slice(0, 5).join(', ')}`);
+      }
+    },
+  );
+});

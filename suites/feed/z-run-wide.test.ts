@@ -1,0 +1,74 @@
+/**
+ * content-feed-service.md — Errors; Endpoints: checks over every exchange the run made with the feed, run after
+ * all other feed checks (files run in path order).
+ */
+import { describe } from 'vitest';
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { check, expect } from '../../src/harness.js';
+import { EXCHANGES_FILE, runContext } from '../../src/context.js';
+import { feedGet, firstCursor } from '../../src/feed.js';
+import type { Exchange } from '../../src/http.js';
+
+function feedExchanges(): Exchange[] {
+  const file = path.join(runContext().reportDir, EXCHANGES_FILE);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Exchange)
+    .filter((x) => x.service === 'feed' && x.status !== undefined);
+}
+
+describe('every response the run saw', () => {
+  check(
+    {
+      id: 'feed-retry-after-on-429-503',
+      title: 'every 429 and 503 of the run carried Retry-After in integer seconds, at least 1',
+      requirements: ['feed-retry-after'],
+    },
+    async (t) => {
+      const seen = feedExchanges().filter((x) => x.status === 429 || x.status === 503);
+      if (seen.length === 0) return t.notApplicable('the target sent no 429 or 503 during this run');
+      t.observe('429/503 responses seen', String(seen.length));
+      for (const x of seen) {
+        const ra = x.responseHeaders?.['retry-after'];
+        if (ra === undefined || !/^[1-9]\d*$/.test(ra.trim()))
+          t.violation(`${x.method} ${x.url} answered ${x.status} with Retry-After ${JSON.stringify(ra ?? '(none)')}`);
+      }
+    },
+  );
+
+  check(
+    {
+      id: 'feed-every-error-is-problem',
+      title: 'every 4xx and 5xx of the run was application/problem+json with X-Request-Id',
+      requirements: ['feed-problem-json', 'feed-problem-request-id'],
+    },
+    async (t) => {
+      const errors = feedExchanges().filter((x) => x.status! >= 400 && x.method !== 'HEAD');
+      if (errors.length === 0) return t.notApplicable('the run saw no error response');
+      t.observe('error responses seen', String(errors.length));
+      for (const x of errors) {
+        const type = (x.responseHeaders?.['content-type'] ?? '').split(';')[0]!.trim();
+        if (type !== 'application/problem+json') t.violation(`${x.method} ${x.url} answered ${x.status} as "${type || '(no content type)'}"`);
+        if (!x.responseHeaders?.['x-request-id']) t.violation(`${x.method} ${x.url} answered ${x.status} without X-Request-Id`);
+      }
+    },
+  );
+
+  check(
+    {
+      id: 'feed-items-cursor-still-valid',
+      title: 'a cursor taken earlier in the run is still accepted: it does not expire on a timer',
+      requirements: ['feed-items-cursor-no-timer'],
+    },
+    async (t) => {
+      const { cursor, at, res } = await firstCursor();
+      t.cite(res);
+      const again = await feedGet('/api/v1/items', { query: { limit: 5, cursor } });
+      t.observe('cursor age when reused', `${((Date.now() - at) / 1000).toFixed(1)} s`);
+      expect(again.status, 'the same query with a cursor from earlier in the run').toBe(200);
+    },
+  );
+});
