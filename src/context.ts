@@ -75,6 +75,18 @@ export function http(): HttpClient {
   return client;
 }
 
+const memo = new Map<string, Promise<unknown>>();
+/** Run `f` once per key in this run; later callers share the result (and must cite its responses). */
+export function once<T>(key: string, f: () => Promise<T>): Promise<T> {
+  let p = memo.get(key) as Promise<T> | undefined;
+  if (!p) {
+    p = f();
+    memo.set(key, p);
+    p.catch(() => memo.delete(key));
+  }
+  return p;
+}
+
 export function baseUrl(service: Service): string {
   const c = runContext();
   const u = service === 'feed' ? c.feedUrl : c.gatewayUrl;

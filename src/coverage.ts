@@ -1,7 +1,7 @@
 /**
  * `npm run coverage [-- --json]`: every requirement of both catalogues with the checks that verify it.
  * Server requirements are covered by conformance checks (collected from the suites, not run); client rules by
- * project tests whose title names them ("client rule <id>"); a requirement marked `unverifiable` is listed with
+ * project tests whose title names them ("client rule <id>"); a requirement marked `unverifiable` or `notApplicable` is listed with
  * its reason. Anything else is pending.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -20,7 +20,7 @@ export interface CoverageRow {
   subject: string;
   section: string;
   summary: string;
-  status: 'covered' | 'unverifiable' | 'pending';
+  status: 'covered' | 'unverifiable' | 'not applicable' | 'pending';
   checks: string[];
   reason?: string;
 }
@@ -90,7 +90,7 @@ export async function coverage(): Promise<CoverageRow[]> {
   for (const id of [...checks.keys(), ...clientTests.keys()]) if (!catalogue.has(id)) throw new Error(`a check cites unknown requirement ${id}`);
   return [...catalogue.values()].map((r: CatalogueEntry) => {
     const found = r.subject === 'client' ? [...new Set(clientTests.get(r.id) ?? [])] : (checks.get(r.id) ?? []);
-    const status = found.length > 0 ? 'covered' : r.unverifiable ? 'unverifiable' : 'pending';
+    const status = found.length > 0 ? 'covered' : r.unverifiable ? 'unverifiable' : r.notApplicable ? 'not applicable' : 'pending';
     return {
       id: r.id,
       service: r.service,
@@ -100,7 +100,7 @@ export async function coverage(): Promise<CoverageRow[]> {
       summary: r.summary,
       status,
       checks: found,
-      reason: status === 'unverifiable' ? r.unverifiable : undefined,
+      reason: status === 'unverifiable' ? r.unverifiable : status === 'not applicable' ? r.notApplicable : undefined,
     };
   });
 }
@@ -119,13 +119,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
             ? `${r.checks.length} check(s): ${r.checks.slice(0, 3).join(', ')}${r.checks.length > 3 ? ', …' : ''}`
             : r.status === 'pending'
               ? 'PENDING — no check yet'
-              : `unverifiable: ${r.reason}`;
-        process.stdout.write(`  ${r.status.padEnd(12)} ${r.level.padEnd(6)} ${r.id.padEnd(38)} ${what}\n`);
+              : `${r.status}: ${r.reason}`;
+        process.stdout.write(`  ${r.status.padEnd(14)} ${r.level.padEnd(6)} ${r.id.padEnd(38)} ${what}\n`);
       }
     }
     const count = (s: CoverageRow['status']) => rows.filter((r) => r.status === s).length;
     process.stdout.write(
-      `\n${rows.length} requirements: ${count('covered')} covered, ${count('unverifiable')} unverifiable from outside (with reasons), ${count('pending')} pending\n`,
+      `\n${rows.length} requirements: ${count('covered')} covered, ${count('unverifiable')} unverifiable from outside and ${count('not applicable')} not applicable to the suite (each with its reason), ${count('pending')} pending\n`,
     );
   }
 }

@@ -3,7 +3,7 @@
  * (story ids, daily dates, snapshot cursors) from the target's own answers. Nothing is guessed: a check whose
  * input cannot be discovered ends as a setup error.
  */
-import { http, baseUrl, runContext } from './context.js';
+import { http, baseUrl, once, runContext } from './context.js';
 import { clientRules, field } from './spec.js';
 import type { HttpResponse, SendOptions } from './http.js';
 import { AssertionViolation, PreconditionFailed, jsonBody } from './harness.js';
@@ -18,17 +18,7 @@ export function feedGet(path: string, o: Omit<SendOptions, 'rules' | 'service'> 
   return http().send(feedUrl(path), { ...o, rules, service: 'feed' });
 }
 
-const memo = new Map<string, Promise<unknown>>();
-/** Run `f` once per key in this run; later callers share the result (and must cite its responses). */
-export function once<T>(key: string, f: () => Promise<T>): Promise<T> {
-  let p = memo.get(key) as Promise<T> | undefined;
-  if (!p) {
-    p = f();
-    memo.set(key, p);
-    p.catch(() => memo.delete(key));
-  }
-  return p;
-}
+export { once };
 
 function lastSegment(url: string): string | undefined {
   try {
@@ -62,7 +52,7 @@ export function liveStory(): Promise<{ id: string; evidence: HttpResponse[] }> {
   return once('live-story', async () => {
     const { ids, evidence } = await discoveredStoryIds();
     for (const id of ids.slice(0, 4)) {
-      const res = await feedGet(`/api/v1/stories/${encodeURIComponent(id)}`);
+      const res = await storyResponse(id);
       evidence.push(res);
       // The first story that is neither merged nor missing: a 200, or whatever error the story endpoint gives.
       if (res.status < 300 || res.status >= 400) {
@@ -100,6 +90,31 @@ export interface FeedOperation {
   operationId: string;
   /** A concrete request for it, built from values the target returned. */
   resolve(): Promise<{ path: string; query?: SendOptions['query']; evidence: HttpResponse[] }>;
+}
+
+export interface OperationProbe {
+  /** A plain GET, with no credential of any kind. */
+  first: HttpResponse;
+  /** The same GET again. */
+  again: HttpResponse;
+  /** The same GET with If-None-Match: the first ETag (when there was one). */
+  conditional?: HttpResponse;
+  evidence: HttpResponse[];
+}
+
+/** 404 is a documented answer of these operations; it leaves nothing to check, but is no violation. */
+export const MAY_BE_ABSENT = new Set(['latestDaily', 'getDaily', 'getStory']);
+
+/** Each operation probed once per run (GET, GET again, conditional GET), shared by every check that needs it. */
+export function operationProbe(op: FeedOperation): Promise<OperationProbe> {
+  return once(`probe:${op.operationId}`, async () => {
+    const { path, query, evidence } = await op.resolve();
+    const first = await feedGet(path, { query });
+    const again = await feedGet(path, { query });
+    const etag = first.header('etag');
+    const conditional = etag ? await feedGet(path, { query, headers: { 'if-none-match': etag } }) : undefined;
+    return { first, again, conditional, evidence: [...evidence, first, again, ...(conditional ? [conditional] : [])] };
+  });
 }
 
 /** One concrete request per documented GET operation. */
@@ -203,7 +218,10 @@ export interface ItemsPage {
 }
 
 export async function itemsPage(query: Query): Promise<ItemsPage> {
-  const res = await feedGet('/api/v1/items', { query });
+  return readItemsPage(await feedGet('/api/v1/items', { query }), query);
+}
+
+function readItemsPage(res: HttpResponse, query: Query): ItemsPage {
   if (res.status !== 200)
     throw new AssertionViolation(`GET /api/v1/items?${new URLSearchParams(query as Record<string, string>)} answered ${res.status}, expected 200`);
   const body = jsonBody(res);
@@ -217,17 +235,38 @@ export async function itemsPage(query: Query): Promise<ItemsPage> {
   };
 }
 
-/** Up to `maxPages` pages of one query, following the cursor. */
+/**
+ * Up to `maxPages` pages of one query, following the cursor. Rows may leave the window between requests; when a
+ * cursor is rejected with invalid_cursor the pager restarts from the first page, as the document tells clients to
+ * (once: a second rejection fails the walk).
+ */
 export async function walkItems(query: Query, maxPages: number): Promise<ItemsPage[]> {
-  const pages: ItemsPage[] = [];
+  let pages: ItemsPage[] = [];
   let cursor: string | null = null;
-  for (let i = 0; i < maxPages; i++) {
-    const p = await itemsPage(cursor ? { ...query, cursor } : query);
+  let restarted = false;
+  while (pages.length < maxPages) {
+    const q = cursor ? { ...query, cursor } : query;
+    const res = await feedGet('/api/v1/items', { query: q });
+    if (cursor && !restarted && res.status === 400 && problemCodeOf(res) === 'invalid_cursor') {
+      restarted = true;
+      pages = [];
+      cursor = null;
+      continue;
+    }
+    const p = readItemsPage(res, q);
     pages.push(p);
     if (!p.hasMore || !p.next) break;
     cursor = p.next;
   }
   return pages;
+}
+
+function problemCodeOf(res: HttpResponse): unknown {
+  try {
+    return field(JSON.parse(res.body), profile().problem.code!);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A cursor of the default query with more pages behind it, and when it was obtained. */
@@ -245,9 +284,14 @@ export function storyPath(id: string): string {
   return `/api/v1/stories/${encodeURIComponent(id)}`;
 }
 
-/** The status the story endpoint gives an id (shared per id within the run). */
-export function storyStatus(id: string): Promise<number> {
-  return once(`story-status:${id}`, async () => (await feedGet(storyPath(id))).status);
+/** The story endpoint's answer for an id, once per run: discovery, link checks and the merge walk share it. */
+export function storyResponse(id: string): Promise<HttpResponse> {
+  return once(`story:${id}`, () => feedGet(storyPath(id)));
+}
+
+/** The status the story endpoint gives an id. */
+export async function storyStatus(id: string): Promise<number> {
+  return (await storyResponse(id)).status;
 }
 
 /** Ids a story references (storyline and related), through the profile. */
@@ -268,7 +312,7 @@ export function storyReferences(body: unknown): { storyline: string[]; related: 
 export function mergedStory(maxRequests = 12): Promise<{ id: string; source: string; res: HttpResponse } | undefined> {
   return once('merged-story', async () => {
     const configured = runContext().feedMergedStoryId;
-    if (configured) return { id: configured, source: 'FEED_MERGED_STORY_ID', res: await feedGet(storyPath(configured)) };
+    if (configured) return { id: configured, source: 'FEED_MERGED_STORY_ID', res: await storyResponse(configured) };
     const { ids } = await discoveredStoryIds();
     const queue = [...ids];
     const seen = new Set<string>();
@@ -277,7 +321,7 @@ export function mergedStory(maxRequests = 12): Promise<{ id: string; source: str
       const id = queue.shift()!;
       if (seen.has(id)) continue;
       seen.add(id);
-      const res = await feedGet(storyPath(id));
+      const res = await storyResponse(id);
       requests++;
       // Any redirect marks a merged story here; the check then holds it to the document's 308.
       if (res.status >= 300 && res.status < 400) return { id, source: 'discovered', res };

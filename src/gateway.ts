@@ -1,8 +1,14 @@
-/** The gateway suite's view of the target: requests that keep the gateway's client rules, configured keys. */
-import { http, baseUrl, secret } from './context.js';
-import { clientRules } from './spec.js';
-import type { HttpResponse, SendOptions } from './http.js';
-import type { CheckTools } from './harness.js';
+/**
+ * The gateway suite's view of the target: requests that keep the gateway's client rules, the configured keys, the
+ * key forms of the document's Authentication table (read from the OpenAPI security schemes, named through the
+ * profile), the model to use, and the per-vendor error envelopes.
+ */
+import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { http, baseUrl, once, secret, runContext } from './context.js';
+import { clientRules, componentSchema, field, formatAjvErrors, loadOpenApi, validator, type OperationObject } from './spec.js';
+import { statusMatches, type HttpResponse, type SendOptions } from './http.js';
+import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
 
 const rules = clientRules('gateway');
@@ -30,4 +36,297 @@ export function gatewaySend(path: string, o: Omit<SendOptions, 'rules' | 'servic
 
 export function gatewayGet(path: string, o: Omit<SendOptions, 'rules' | 'service' | 'method'> = {}): Promise<HttpResponse> {
   return gatewaySend(path, { ...o, method: 'GET' });
+}
+
+export function gw() {
+  return runContext().profile.gateway;
+}
+
+// ---------------------------------------------------------------- key forms
+
+export type KeyForm = 'bearer' | 'xApiKey' | 'vendorCKey' | 'queryKey';
+export const FORM_LABEL: Record<KeyForm, string> = {
+  bearer: 'Authorization: Bearer',
+  xApiKey: 'x-api-key',
+  vendorCKey: 'the vendor C key header',
+  queryKey: '?key=',
+};
+export const FORM_REQUIREMENT: Record<KeyForm, string> = {
+  bearer: 'gw-auth-bearer',
+  xApiKey: 'gw-auth-x-api-key',
+  vendorCKey: 'gw-auth-vendorc-header',
+  queryKey: 'gw-auth-query-key',
+};
+
+/** Headers and query that place `key` in `form`, with the deployment's header names. */
+export function placeKey(form: KeyForm, key: string): Pick<SendOptions, 'headers' | 'query'> {
+  switch (form) {
+    case 'bearer':
+      return { headers: { authorization: `Bearer ${key}` } };
+    case 'xApiKey':
+      return { headers: { 'x-api-key': key } };
+    case 'vendorCKey':
+      return { headers: { [gw().vendorCKeyHeader]: key } };
+    case 'queryKey':
+      return { query: { key } };
+  }
+}
+
+export interface GatewayOperation {
+  operationId: string;
+  method: string;
+  /** The path as requested (profile paths substituted, the model filled in). */
+  path(model: string): string;
+  forms: KeyForm[];
+  family: string;
+  billable: boolean;
+  websocket: boolean;
+  op: OperationObject;
+}
+
+/** The operations of the gateway description, with the key forms its security lists. */
+export async function gatewayOperations(): Promise<GatewayOperation[]> {
+  const doc = await loadOpenApi('gateway');
+  const out: GatewayOperation[] = [];
+  for (const [p, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const fromProfile = op['x-path-from-profile'] as 'responsesPath' | 'realtimePath' | undefined;
+      out.push({
+        operationId: op.operationId,
+        method: method.toUpperCase(),
+        path: (model) => {
+          const base = fromProfile === 'realtimePath' ? runContext().realtimePath : fromProfile ? gw()[fromProfile] : p;
+          return base.replace('{model}', encodeURIComponent(model));
+        },
+        forms: (op.security ?? []).flatMap((s) => Object.keys(s)).filter((f): f is KeyForm => f in FORM_LABEL),
+        family: String(op['x-family']),
+        billable: op['x-billable'] === true,
+        websocket: op['x-websocket'] === true,
+        op,
+      });
+    }
+  }
+  return out;
+}
+
+/** A model id no deployment has. */
+export function unknownModel(): string {
+  return `conformance-no-such-model-${randomBytes(5).toString('hex')}`;
+}
+
+/** A minimal, token-capped request body of an operation, naming `model`. */
+export function minimalBody(operationId: string, model: string, maxTokens = 16): unknown {
+  const prompt = 'Reply with the single word OK.';
+  switch (operationId) {
+    case 'chatCompletions':
+      return { model, messages: [{ role: 'user', content: prompt }], max_tokens: maxTokens };
+    case 'responses':
+      return { model, input: prompt, max_output_tokens: maxTokens };
+    case 'messages':
+      return { model, max_tokens: maxTokens, messages: [{ role: 'user', content: prompt }] };
+    case 'generateContent':
+      return { contents: [{ parts: [{ text: prompt }] }], generationConfig: { maxOutputTokens: maxTokens } };
+    default:
+      return undefined;
+  }
+}
+
+/** Headers an operation needs besides the key (the vendor B version header). */
+export function protocolHeaders(operationId: string): Record<string, string> {
+  return operationId === 'messages' ? { [gw().versionHeader]: gw().versionValue } : {};
+}
+
+/** The model to generate with: GATEWAY_MODEL, else the first one the listing names. */
+export function chosenModel(): Promise<string> {
+  return once('gateway-model', async () => {
+    const configured = runContext().gatewayModel;
+    if (configured) return configured;
+    const key = secret('GATEWAY_API_KEY');
+    if (!key) throw new PreconditionFailed('setup error (precondition): no GATEWAY_API_KEY to list models with');
+    const res = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` } });
+    const data = res.status === 200 ? field(jsonBody(res), 'data') : undefined;
+    const first = Array.isArray(data) ? field(data[0], 'id') : undefined;
+    if (typeof first !== 'string')
+      throw new PreconditionFailed(`setup error (precondition): /v1/models listed no model id (status ${res.status}); set GATEWAY_MODEL`);
+    return first;
+  });
+}
+
+// ---------------------------------------------------------------- errors
+
+/** The deployment's names for the document's error types, and back. */
+export function typeNames(): { deployed: Set<string>; gatewayError: string } {
+  const t = gw().errorTypes;
+  const doc = ['gateway_error', 'vendora_error', 'vendorb_error', 'vendorc_error', 'upstream_error', 'rerank_error', 'vendord_error'];
+  return { deployed: new Set(doc.map((d) => t[d] ?? d)), gatewayError: t.gateway_error ?? 'gateway_error' };
+}
+
+export async function gatewayCodes(): Promise<Set<string>> {
+  const s = (await componentSchema('gateway', 'GatewayErrorCode')) as { enum: string[] };
+  return new Set(s.enum);
+}
+
+export type ErrorShape = 'vendor-a' | 'vendor-b';
+/** Which envelope the document gives errors on this path: vendor B on /v1/messages, vendor A elsewhere on /v1. */
+export function shapeFor(path: string): ErrorShape | undefined {
+  const p = path.split('?')[0]!;
+  if (p === '/v1/messages') return 'vendor-b';
+  if (p.startsWith('/v1beta/')) return undefined; // vendor C error bodies are not shown in the document
+  return 'vendor-a';
+}
+
+/** The error body in its protocol's envelope; returns { code, type, message }. Throws a violation otherwise. */
+export async function expectErrorShape(res: HttpResponse, shape: ErrorShape): Promise<{ code: unknown; type: unknown; message: unknown }> {
+  const body = jsonBody(res);
+  const v = validator(await componentSchema('gateway', shape === 'vendor-a' ? 'VendorAError' : 'VendorBError'));
+  if (!v(body))
+    throw new AssertionViolation(
+      `a ${res.status} on ${new URL(res.url).pathname} is not a ${shape} error body: ${formatAjvErrors(v.errors)}; body ${res.body.slice(0, 200)}`,
+    );
+  const e = field(body, 'error') as Record<string, unknown>;
+  return shape === 'vendor-a' ? { code: e.code, type: e.type, message: e.message } : { code: e.type, type: undefined, message: e.message };
+}
+
+/** The error code whichever envelope carries it (vendor A error.code, vendor B error.type). */
+export async function errorCode(res: HttpResponse, path: string): Promise<unknown> {
+  const shape = shapeFor(path) ?? 'vendor-a';
+  return (await expectErrorShape(res, shape)).code;
+}
+
+// ---------------------------------------------------------------- WebSocket
+
+export interface WsOutcome {
+  opened: boolean;
+  protocol?: string;
+  status?: number;
+  firstMessage?: string;
+  error?: string;
+}
+
+/** Open the realtime WebSocket with the given subprotocols and headers; record the handshake as an exchange. */
+export async function openRealtime(o: {
+  protocols: string[];
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  model: string;
+}): Promise<WsOutcome> {
+  const url = new URL(`${baseUrl('gateway').replace(/^http/, 'ws')}${runContext().realtimePath}`);
+  url.searchParams.set('model', o.model);
+  for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
+  const requestHeaders = { ...(o.headers ?? {}), ...(o.protocols.length ? { 'sec-websocket-protocol': o.protocols.join(', ') } : {}) };
+  const record = http().external(url, 'GET (WebSocket)', requestHeaders, 'gateway');
+  const timeoutMs = runContext().timeoutMs;
+  const outcome = await new Promise<WsOutcome>((resolve) => {
+    const ws = new WebSocket(url, o.protocols, { headers: o.headers, handshakeTimeout: timeoutMs });
+    const timer = setTimeout(() => {
+      ws.terminate();
+      resolve({ opened: false, error: `no handshake within ${timeoutMs / 1000} s` });
+    }, timeoutMs + 500);
+    const done = (r: WsOutcome) => {
+      clearTimeout(timer);
+      ws.terminate();
+      resolve(r);
+    };
+    ws.on('unexpected-response', (_req, res) => done({ opened: false, status: res.statusCode }));
+    ws.on('open', () => {
+      const protocol = ws.protocol;
+      const t = setTimeout(() => done({ opened: true, protocol }), 1000);
+      ws.once('message', (m) => {
+        clearTimeout(t);
+        done({ opened: true, protocol, firstMessage: String(m).slice(0, 500) });
+      });
+    });
+    ws.on('error', (e) => done({ opened: false, error: e.message }));
+  });
+  record({
+    status: outcome.opened ? 101 : outcome.status,
+    responseHeaders: outcome.protocol !== undefined ? { 'sec-websocket-protocol': outcome.protocol } : undefined,
+    responseBody: outcome.firstMessage,
+    error: outcome.error,
+  });
+  return outcome;
+}
+
+// ---------------------------------------------------------------- official SDKs
+
+const GENERATION = /\/chat\/completions$|\/messages$|:generateContent$|\/responses$/;
+
+/**
+ * A fetch for the vendor SDKs that goes through the suite's rules: only the configured origin, counted against
+ * the budget, every exchange recorded (redacted), generations counted as billable when answered 2xx.
+ */
+export function recordingFetch(): typeof fetch {
+  const real = globalThis.fetch;
+  return async (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).forEach((v, k) => (headers[k] = v));
+    const requestBody = typeof init?.body === 'string' ? init.body : undefined;
+    const client = http();
+    // SDK retries are off; the document's retry rules apply here instead: 429/5xx, Retry-After or backoff, capped.
+    for (let attempt = 0; ; attempt++) {
+      const record = client.external(url, method, headers, 'gateway');
+      let res: Response;
+      try {
+        res = await real(input, init);
+      } catch (e) {
+        record({ error: (e as Error).message, attempt });
+        throw e;
+      }
+      const responseHeaders: Record<string, string> = {};
+      res.headers.forEach((v, k) => (responseHeaders[k] = v));
+      const text = await res.clone().text();
+      const redactedBody = requestBody ? client.opts.redactor.redact(requestBody) : undefined;
+      record({
+        status: res.status,
+        responseHeaders,
+        responseBody: text.slice(0, 16_384),
+        bodyBytes: text.length,
+        billable: GENERATION.test(url.pathname),
+        requestBody: redactedBody,
+        attempt,
+      });
+      if (!statusMatches(res.status, rules.retryOn) || attempt >= client.opts.maxRetries) return res;
+      const wait = client.retryDelay(res.headers.get('retry-after') ?? undefined, attempt, rules);
+      if (wait > client.opts.maxRetryWaitMs) return res;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  };
+}
+
+/** Run an official client's call: an exception from it means the client did not work against the target. */
+export async function sdkCall<T>(label: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    throw new AssertionViolation(`the official client failed on ${label}: ${(e as Error).message.slice(0, 400)}`);
+  }
+}
+
+/** Run `f` with the global fetch routed through recordingFetch (for SDKs that take no fetch option). */
+export async function withRecordedGlobalFetch<T>(f: () => Promise<T>): Promise<T> {
+  const real = globalThis.fetch;
+  globalThis.fetch = recordingFetch();
+  try {
+    return await f();
+  } finally {
+    globalThis.fetch = real;
+  }
+}
+
+/**
+ * The numbers a 429's message states (the window in minutes and the maximum count, for a per-user limit). The
+ * message is read from either envelope; a trailing "(request id: …)" is not part of the statement.
+ */
+export function statedNumbers(body: string): string[] {
+  let text = body;
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const m = field(parsed, 'error.message');
+    if (typeof m === 'string') text = m;
+  } catch {
+    // not JSON: read the raw body
+  }
+  return text.replace(/\(request id:[^)]*\)/gi, '').match(/\d+/g) ?? [];
 }

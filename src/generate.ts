@@ -85,11 +85,16 @@ export function invalidEnumValues(s: JsonSchema): fc.Arbitrary<string> {
 export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Promise<void>, o: { runs?: number } = {}): Promise<void> {
   const ctx = runContext();
   let passthrough: unknown;
+  // Generators repeat values (boundaries above all); each distinct value costs one request, once.
+  const checked = new Set<string>();
   const result = await fc.check(
     fc.asyncProperty(arb, async (v) => {
       if (passthrough) return true;
+      const key = fc.stringify(v);
+      if (checked.has(key)) return true;
       try {
         await predicate(v);
+        checked.add(key);
       } catch (e) {
         // Not a counterexample: the target or the data stopped the property; end it with that verdict.
         if (e instanceof TargetUnavailableError || e instanceof BudgetExhaustedError || e instanceof PreconditionFailed) {

@@ -91,7 +91,9 @@ function classify(err: unknown, level: Level): Verdict {
     err instanceof NoResponseError ||
     err instanceof TransportError ||
     err instanceof ResponseTooLargeError ||
-    (err instanceof Error && (err.name === 'AssertionError' || 'matcherResult' in err));
+    (err instanceof Error && (err.name === 'AssertionError' || 'matcherResult' in err)) ||
+    // A matcher given a value of the wrong kind (toMatch on a missing header) is still an assertion about the target.
+    (err instanceof TypeError && /@vitest[/\\]expect|[/\\]chai[/\\]/.test(err.stack ?? ''));
   if (!conformance) return 'error';
   return level === 'MUST' ? 'failed' : 'warning';
 }

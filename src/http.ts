@@ -163,6 +163,36 @@ export class HttpClient {
     }
   }
 
+  /**
+   * For exchanges the client does not make itself (a WebSocket handshake): admit them against the origin list and
+   * the budget, count them, and return a function that records the outcome.
+   */
+  external(url: URL, method: string, requestHeaders: Record<string, string>, service?: Service): (outcome: Partial<Exchange>) => void {
+    this.admit(new URL(url.href.replace(/^ws/, 'http')));
+    this.sent++;
+    const started = Date.now();
+    const red = this.opts.redactor;
+    return (outcome) => {
+      if (outcome.billable && outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) this.billable++;
+      else delete outcome.billable;
+      this.opts.record?.({
+        seq: ++this.seq,
+        check: this.currentCheck,
+        service,
+        method,
+        url: red.redact(url.href),
+        requestHeaders: red.redactRecord(requestHeaders),
+        durationMs: Date.now() - started,
+        startedAt: new Date(started).toISOString(),
+        attempt: 0,
+        ...outcome,
+        ...(outcome.responseBody !== undefined ? { responseBody: red.redact(outcome.responseBody) } : {}),
+        ...(outcome.responseHeaders ? { responseHeaders: red.redactRecord(outcome.responseHeaders) } : {}),
+        ...(outcome.error ? { error: red.redact(outcome.error) } : {}),
+      });
+    };
+  }
+
   buildUrl(base: string, query?: SendOptions['query']): URL {
     const url = new URL(base);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.append(k, String(v));

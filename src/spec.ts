@@ -23,6 +23,7 @@ export interface Requirement {
   text: string;
   subject: 'server' | 'client';
   unverifiable?: string;
+  notApplicable?: string;
   note?: string;
 }
 export interface Catalogue {

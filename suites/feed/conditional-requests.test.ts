@@ -5,33 +5,12 @@
  */
 import { describe } from 'vitest';
 import { check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
-import { FEED_OPERATIONS, feedGet, once, type FeedOperation } from '../../src/feed.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, operationProbe, type FeedOperation, type OperationProbe as Probe } from '../../src/feed.js';
 import { ENTITY_TAG, isWeak, sMaxAge, weakMatch } from '../../src/caching.js';
 import type { HttpResponse } from '../../src/http.js';
 
-interface Probe {
-  first: HttpResponse;
-  again: HttpResponse;
-  conditional?: HttpResponse;
-  evidence: HttpResponse[];
-}
-
-/** 404 is a documented answer of these operations; it leaves nothing to check, but is no violation. */
-const MAY_BE_ABSENT = new Set(['latestDaily', 'getDaily', 'getStory']);
-
-function probe(op: FeedOperation): Promise<Probe> {
-  return once(`conditional:${op.operationId}`, async () => {
-    const { path, query, evidence } = await op.resolve();
-    const first = await feedGet(path, { query });
-    const again = await feedGet(path, { query });
-    const etag = first.header('etag');
-    const conditional = etag ? await feedGet(path, { query, headers: { 'if-none-match': etag } }) : undefined;
-    return { first, again, conditional, evidence: [...evidence, first, again, ...(conditional ? [conditional] : [])] };
-  });
-}
-
 async function ok200(op: FeedOperation, cite: (...r: HttpResponse[]) => void): Promise<Probe> {
-  const p = await probe(op);
+  const p = await operationProbe(op);
   cite(...p.evidence);
   if (p.first.status === 404 && MAY_BE_ABSENT.has(op.operationId)) {
     throw new PreconditionFailed(`setup error (precondition): ${op.operationId} answered 404, which the document allows; nothing to check`);

@@ -3,17 +3,11 @@
  */
 import { describe } from 'vitest';
 import { check, expect, jsonBody, PreconditionFailed } from '../../src/harness.js';
-import { FEED_OPERATIONS, expectProblem, feedGet, once, type FeedOperation } from '../../src/feed.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, expectProblem, feedGet, operationProbe, type FeedOperation } from '../../src/feed.js';
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-const MAY_BE_ABSENT = new Set(['latestDaily', 'getDaily', 'getStory']);
-
-/** One plain GET per operation, with no credential of any kind. */
-const plainGet = (op: FeedOperation) =>
-  once(`plain:${op.operationId}`, async () => {
-    const r = await op.resolve();
-    return { res: await feedGet(r.path, { query: r.query }), path: r.path };
-  });
+/** The plain GET of each operation's shared probe: it carries no credential of any kind. */
+const plainGet = async (op: FeedOperation) => ({ res: (await operationProbe(op)).first });
 
 describe('every operation is a GET, open to anyone, answering JSON', () => {
   for (const op of FEED_OPERATIONS) {

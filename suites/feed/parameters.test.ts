@@ -7,7 +7,7 @@
 import { describe } from 'vitest';
 import { check, expect, jsonBody, PreconditionFailed } from '../../src/harness.js';
 import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
-import { expectProblem, feedGet, listOf, profile } from '../../src/feed.js';
+import { expectProblem, feedGet, listOf, once, profile } from '../../src/feed.js';
 import { invalidEnumValues, invalidIntegers, invalidStrings, property, validIntegers, validStrings } from '../../src/generate.js';
 
 const doc = await loadOpenApi('feed');
@@ -87,13 +87,17 @@ for (const o of OPERATIONS) {
 
       if (s.default !== undefined) {
         const reqs = o.defaults ? [req, o.defaults] : [req];
-        check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async () => {
-          const plain = await feedGet(path);
+        check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async (t) => {
+          const plain = await once(`plain:${path}`, () => feedGet(path));
           const explicit = await get(String(s.default));
-          const again = await feedGet(path);
-          expect([plain.status, explicit.status, again.status]).toEqual([200, 200, 200]);
+          t.cite(plain);
+          expect([plain.status, explicit.status]).toEqual([200, 200]);
           const list = (r: typeof plain) => JSON.stringify(listOf(jsonBody(r), o.list()));
-          if (list(plain) !== list(again)) throw new PreconditionFailed('setup error (precondition): the listing changed between two identical requests');
+          if (list(explicit) === list(plain)) return;
+          // They differ: either the default is not that value, or the listing moved on meanwhile. Ask once more.
+          const again = await feedGet(path);
+          if (list(again) === list(explicit)) return;
+          if (list(again) !== list(plain)) throw new PreconditionFailed('setup error (precondition): the listing changed between identical requests');
           expect(list(explicit), `${p.name}=${String(s.default)} lists what the request without it lists`).toBe(list(plain));
         });
       }

@@ -1,0 +1,61 @@
+/**
+ * The feed helpers as a client of the feed: the items pager keeps the document's cursor rule.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startFeedReference, type FeedReference } from '../fixtures/feed/reference.js';
+import { loadProfile } from './spec.js';
+import { CONTEXT_VAR, type RunContext } from './context.js';
+
+let ref: FeedReference;
+let rejectNext = true;
+const seen: string[] = [];
+
+beforeAll(async () => {
+  ref = await startFeedReference({
+    modifiers: [
+      {
+        name: 'reject-first-continuation',
+        breaks: [],
+        description: 'the first continuation request is told its cursor is no longer valid',
+        after: (req, reply) => {
+          if (req.path !== '/api/v1/items') return reply;
+          seen.push(req.query.has('cursor') ? 'continuation' : 'first page');
+          if (!req.query.has('cursor') || !rejectNext) return reply;
+          rejectNext = false;
+          return { status: 400, headers: { 'content-type': 'application/problem+json', 'x-request-id': 'r' }, body: '{"code":"invalid_cursor"}' };
+        },
+      },
+    ],
+  });
+  const ctx: RunContext = {
+    services: ['feed'],
+    feedUrl: ref.url,
+    embedded: false,
+    reportDir: mkdtempSync(path.join(tmpdir(), 'feed-test-')),
+    runs: 1,
+    timeoutMs: 5000,
+    budget: 100,
+    maxRetries: 1,
+    maxRetryWaitMs: 1000,
+    maxBodyBytes: 1 << 20,
+    profile: loadProfile(),
+    realtimePath: '/v1/realtime',
+    probeRateLimit: false,
+  };
+  process.env[CONTEXT_VAR] = JSON.stringify(ctx);
+});
+afterAll(() => ref.close());
+
+describe('client rule feed-client-cursor-restart: after invalid_cursor the client restarts from the first page', () => {
+  test('the items pager restarts from the first page once when a cursor is rejected, then pages on', async () => {
+    const { walkItems } = await import('./feed.js');
+    const pages = await walkItems({ limit: 20 }, 3);
+    expect(seen.slice(0, 4)).toEqual(['first page', 'continuation', 'first page', 'continuation']);
+    expect(pages).toHaveLength(3);
+    const ids = pages.flatMap((p) => p.items.map((i) => i.id));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

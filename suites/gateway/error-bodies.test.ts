@@ -1,0 +1,145 @@
+/**
+ * model-gateway-service.md — Errors > Body shapes, type values, code values: the envelope of each protocol, and
+ * redaction (a credential sent never comes back).
+ */
+import { describe } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { check, expect } from '../../src/harness.js';
+import { http, once } from '../../src/context.js';
+import {
+  chosenModel,
+  expectErrorShape,
+  gatewayCodes,
+  gatewaySend,
+  minimalBody,
+  protocolHeaders,
+  requireKey,
+  typeNames,
+  unknownModel,
+} from '../../src/gateway.js';
+
+/** Errors of each protocol, provoked without generating anything. */
+const samples = () =>
+  once('gateway-error-samples', async () => {
+    const key = process.env.GATEWAY_API_KEY ?? '';
+    const model = unknownModel();
+    const vendorA = [
+      await gatewaySend('/v1/models', { method: 'GET', headers: { authorization: `Bearer sk-conformance-invalid-${randomBytes(6).toString('hex')}` } }),
+      await gatewaySend('/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: minimalBody('chatCompletions', model),
+        billable: true,
+      }),
+    ];
+    const vendorB = [
+      await gatewaySend('/v1/messages', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, ...protocolHeaders('messages') },
+        body: minimalBody('messages', model),
+        billable: true,
+      }),
+      await gatewaySend('/v1/messages', {
+        method: 'POST',
+        headers: { 'x-api-key': `sk-conformance-invalid-${randomBytes(6).toString('hex')}`, ...protocolHeaders('messages') },
+        body: minimalBody('messages', model),
+      }),
+    ];
+    return { vendorA, vendorB };
+  });
+
+describe('error envelopes', () => {
+  check(
+    { id: 'gw-vendor-a-error-shape', title: 'vendor A errors are {error: {message, type, param, code}}', requirements: ['gw-error-shape-vendor-a'] },
+    async (t) => {
+      requireKey(t, 'GATEWAY_API_KEY');
+      const { vendorA } = await samples();
+      t.cite(...vendorA);
+      for (const res of vendorA) {
+        expect(res.status, `${new URL(res.url).pathname} should fail`).toBeGreaterThanOrEqual(400);
+        await expectErrorShape(res, 'vendor-a');
+      }
+    },
+  );
+
+  check(
+    {
+      id: 'gw-vendor-b-error-shape',
+      title: 'errors on /v1/messages are {type: "error", error: {type: <code>, message}}',
+      requirements: ['gw-error-shape-vendor-b'],
+    },
+    async (t) => {
+      requireKey(t, 'GATEWAY_API_KEY');
+      const { vendorB } = await samples();
+      t.cite(...vendorB);
+      for (const res of vendorB) {
+        expect(res.status, '/v1/messages should fail').toBeGreaterThanOrEqual(400);
+        await expectErrorShape(res, 'vendor-b');
+      }
+    },
+  );
+
+  check({ id: 'gw-error-type-from-table', title: "error.type is one of the type table's values", requirements: ['gw-error-type-values'] }, async (t) => {
+    requireKey(t, 'GATEWAY_API_KEY');
+    const { vendorA } = await samples();
+    t.cite(...vendorA);
+    const { deployed } = typeNames();
+    for (const res of vendorA) {
+      const { type } = await expectErrorShape(res, 'vendor-a');
+      expect([...deployed], `error.type of ${new URL(res.url).pathname}`).toContain(type);
+    }
+  });
+
+  check(
+    { id: 'gw-error-code-from-tables', title: "when type is gateway_error, code is one of the code tables' values", requirements: ['gw-error-code-values'] },
+    async (t) => {
+      requireKey(t, 'GATEWAY_API_KEY');
+      const { vendorA } = await samples();
+      t.cite(...vendorA);
+      const codes = await gatewayCodes();
+      let seen = 0;
+      for (const res of vendorA) {
+        const { type, code } = await expectErrorShape(res, 'vendor-a');
+        if (type !== typeNames().gatewayError) continue;
+        seen++;
+        expect([...codes], `error.code of a gateway_error on ${new URL(res.url).pathname}`).toContain(code);
+      }
+      if (seen === 0) t.notApplicable('none of the provoked errors had type gateway_error');
+    },
+  );
+});
+
+describe('redaction', () => {
+  check(
+    {
+      id: 'gw-canary-key-not-echoed',
+      title: 'a credential the gateway is sent never comes back in a body or header',
+      requirements: ['gw-error-message-redacted'],
+    },
+    async (t) => {
+      const canary = `sk-conformance-canary-${randomBytes(12).toString('hex')}`;
+      // Redact the canary from every recorded exchange too: the report must not carry it either.
+      http().opts.redactor.add('CONFORMANCE_CANARY_KEY', canary);
+      const model = await chosenModel().catch(() => 'conformance-model');
+      const responses = [
+        await gatewaySend('/v1/models', { method: 'GET', headers: { authorization: `Bearer ${canary}` } }),
+        await gatewaySend('/v1/models', { method: 'GET', query: { key: canary } }),
+        await gatewaySend('/v1/messages', {
+          method: 'POST',
+          headers: { 'x-api-key': canary, ...protocolHeaders('messages') },
+          body: minimalBody('messages', model),
+        }),
+        await gatewaySend('/v1/chat/completions', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${canary}` },
+          body: minimalBody('chatCompletions', model),
+        }),
+      ];
+      const secretPart = canary.slice('sk-conformance-canary-'.length);
+      for (const res of responses) {
+        const echoed = [res.body, ...Object.values(res.headers)].some((v) => v.includes(secretPart));
+        if (echoed) t.violation(`${new URL(res.url).pathname} (${res.status}) echoed the credential it was sent`);
+      }
+    },
+  );
+});

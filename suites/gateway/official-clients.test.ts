@@ -1,0 +1,106 @@
+/**
+ * model-gateway-service.md — What the service does: "Official client libraries of vendor A and vendor B work by
+ * replacing only the base URL and the API key." Vendor A's client gets the base URL with /v1, vendor B's the bare
+ * root. SDK retries are off; every SDK request goes through the suite's counting, recording fetch. Vendor C's
+ * client is not promised by the document; it is run with the deployment's vendor C key header added.
+ */
+import { describe } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
+import { check, expect } from '../../src/harness.js';
+import { baseUrl, runContext } from '../../src/context.js';
+import { chosenModel, gw, recordingFetch, requireKey, sdkCall, unknownModel, withRecordedGlobalFetch } from '../../src/gateway.js';
+
+const timeout = () => runContext().timeoutMs;
+const openai = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${baseUrl('gateway')}/v1`, maxRetries: 0, timeout: timeout(), fetch: recordingFetch() });
+const anthropic = (apiKey: string) => new Anthropic({ apiKey, baseURL: baseUrl('gateway'), maxRetries: 0, timeout: timeout(), fetch: recordingFetch() });
+const bogus = () => `sk-conformance-invalid-${randomBytes(8).toString('hex')}`;
+
+describe('vendor A official client (openai)', () => {
+  check(
+    {
+      id: 'gw-sdk-openai-list-and-generate',
+      title: 'lists models and makes one small chat completion with only the base URL and key replaced',
+      requirements: ['gw-sdk-vendor-a'],
+    },
+    async (t) => {
+      const client = openai(requireKey(t, 'GATEWAY_API_KEY'));
+      const models = await sdkCall('models.list()', () => client.models.list());
+      expect(models.data.length, 'models listed').toBeGreaterThan(0);
+      const model = await chosenModel();
+      const completion = await sdkCall('chat.completions.create()', () =>
+        client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Reply with the single word OK.' }], max_tokens: 16 }),
+      );
+      expect(completion.choices?.[0]?.message, 'choices[0].message').toBeTypeOf('object');
+    },
+  );
+
+  check(
+    {
+      id: 'gw-sdk-openai-typed-errors',
+      title: 'a bad key surfaces as AuthenticationError (401) and an unknown model as NotFoundError (404)',
+      requirements: ['gw-sdk-vendor-a'],
+    },
+    async (t) => {
+      const key = requireKey(t, 'GATEWAY_API_KEY');
+      await expect(openai(bogus()).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+      const missing = openai(key).chat.completions.create({ model: unknownModel(), messages: [{ role: 'user', content: 'OK' }], max_tokens: 16 });
+      await expect(missing).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    },
+  );
+});
+
+describe('vendor B official client (@anthropic-ai/sdk)', () => {
+  check(
+    {
+      id: 'gw-sdk-anthropic-list-and-generate',
+      title: 'lists models and makes one small message with only the base URL (bare root) and key replaced',
+      requirements: ['gw-sdk-vendor-b'],
+    },
+    async (t) => {
+      const client = anthropic(requireKey(t, 'GATEWAY_API_KEY'));
+      const models = await sdkCall('models.list()', () => client.models.list());
+      expect(models.data.length, 'models listed').toBeGreaterThan(0);
+      const model = await chosenModel();
+      const message = await sdkCall('messages.create()', () =>
+        client.messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'Reply with the single word OK.' }] }),
+      );
+      expect(Array.isArray(message.content), 'content blocks').toBe(true);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-sdk-anthropic-typed-errors',
+      title: 'a bad key surfaces as AuthenticationError (401) and an unknown model as NotFoundError (404)',
+      requirements: ['gw-sdk-vendor-b'],
+    },
+    async (t) => {
+      const key = requireKey(t, 'GATEWAY_API_KEY');
+      await expect(anthropic(bogus()).models.list()).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+      const missing = anthropic(key).messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
+      await expect(missing).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    },
+  );
+});
+
+describe('vendor C client (@google/genai)', () => {
+  check(
+    {
+      id: 'gw-sdk-genai-generate',
+      title: "generates one small reply when pointed at the gateway, the key in the deployment's vendor C header",
+      requirements: ['gw-generate-content', 'gw-auth-vendorc-header'],
+    },
+    async (t) => {
+      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: baseUrl('gateway'), headers: { [gw().vendorCKeyHeader]: key }, timeout: timeout() } });
+      const model = await chosenModel();
+      const res = await sdkCall('models.generateContent()', () =>
+        withRecordedGlobalFetch(() => ai.models.generateContent({ model, contents: 'Reply with the single word OK.', config: { maxOutputTokens: 16 } })),
+      );
+      expect(res.candidates?.length, 'candidates').toBeGreaterThan(0);
+    },
+  );
+});

@@ -1,0 +1,71 @@
+/**
+ * model-gateway-service.md — Limits: the two kinds of 429. The per-user kind with GATEWAY_RATE_LIMITED_KEY; the
+ * IP-level kind only on request (CONFORMANCE_PROBE_RATE_LIMIT=1), with a burst bounded in count and time.
+ */
+import { describe } from 'vitest';
+import { check, expect } from '../../src/harness.js';
+import { runContext } from '../../src/context.js';
+import { retryAfterMs } from '../../src/http.js';
+import { gatewayGet, gatewaySend, minimalBody, requireKey, statedNumbers, unknownModel } from '../../src/gateway.js';
+
+const BURST_MAX_REQUESTS = 60;
+const BURST_MAX_MS = 10_000;
+
+describe('429s', () => {
+  check(
+    {
+      id: 'gw-per-user-429',
+      title: 'a key over its per-user limit gets 429 whose body states the window in minutes and the maximum count, without Retry-After',
+      requirements: ['gw-429-per-user'],
+    },
+    async (t) => {
+      const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
+      const send = () =>
+        gatewaySend('/v1/chat/completions', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          body: minimalBody('chatCompletions', unknownModel()),
+          retry: false,
+        });
+      let res = await send();
+      // An IP-level 429 (it has Retry-After) can come first on a shared egress: wait it out once.
+      if (res.status === 429 && res.header('retry-after')) {
+        await new Promise((r) => setTimeout(r, retryAfterMs(res.header('retry-after'))! + 100));
+        res = await send();
+      }
+      expect(res.status, 'a request with the rate-limited key').toBe(429);
+      expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();
+      const numbers = statedNumbers(res.body);
+      t.observe('message', res.body.slice(0, 300));
+      expect(numbers.length, 'the body states the window (minutes) and the maximum count: two numbers').toBeGreaterThanOrEqual(2);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-ip-level-429-probe',
+      title: 'a bounded burst reaches the IP-level 429: Retry-After in integer seconds, and a retry after it succeeds',
+      requirements: ['gw-429-ip-level'],
+    },
+    async (t) => {
+      if (!runContext().probeRateLimit) t.notConfigured('set CONFORMANCE_PROBE_RATE_LIMIT=1 to allow a burst of up to 60 GET /v1/models in 10 s');
+      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const started = Date.now();
+      let limited;
+      for (let i = 0; i < BURST_MAX_REQUESTS && Date.now() - started < BURST_MAX_MS; i++) {
+        const res = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` }, retry: false });
+        if (res.status === 429) {
+          limited = res;
+          break;
+        }
+      }
+      if (!limited) return t.notApplicable(`no 429 within ${BURST_MAX_REQUESTS} requests in ${BURST_MAX_MS / 1000} s: the IP-level limit is higher`);
+      const ra = limited.header('retry-after');
+      expect(ra, 'an IP-level 429 carries Retry-After').toBeTypeOf('string');
+      expect(ra, 'Retry-After in integer seconds').toMatch(/^\d+$/);
+      await new Promise((r) => setTimeout(r, Number(ra) * 1000 + 100));
+      const after = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` }, retry: false });
+      expect(after.status, `GET /v1/models after waiting Retry-After ${ra}`).toBe(200);
+    },
+  );
+});

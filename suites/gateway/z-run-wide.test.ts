@@ -1,0 +1,100 @@
+/**
+ * model-gateway-service.md — Errors; Limits: checks over every exchange the run made with the gateway, run after
+ * all other gateway checks (files run in path order).
+ */
+import { describe } from 'vitest';
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { check } from '../../src/harness.js';
+import { EXCHANGES_FILE, runContext } from '../../src/context.js';
+import { shapeFor, expectErrorShape, gatewayCodes, statedNumbers, typeNames } from '../../src/gateway.js';
+import type { Exchange, HttpResponse } from '../../src/http.js';
+
+function gatewayExchanges(): Exchange[] {
+  const file = path.join(runContext().reportDir, EXCHANGES_FILE);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Exchange)
+    .filter((x) => x.service === 'gateway' && x.status !== undefined && !x.method.includes('WebSocket'));
+}
+
+/** A recorded exchange as a response (bodies are recorded up to 16 KiB, enough for an error). */
+const asResponse = (x: Exchange): HttpResponse => ({
+  url: x.url,
+  status: x.status!,
+  headers: x.responseHeaders ?? {},
+  body: x.responseBody ?? '',
+  bodyBytes: x.bodyBytes ?? 0,
+  attempts: [x],
+  json: () => JSON.parse(x.responseBody ?? '') as never,
+  header: (n) => x.responseHeaders?.[n.toLowerCase()],
+});
+
+describe('every response the run saw', () => {
+  check(
+    {
+      id: 'gw-every-429-classified',
+      title: 'every 429 of the run was IP-level (Retry-After in seconds) or per-user (window and count in the body, no Retry-After)',
+      requirements: ['gw-429-classified', 'gw-429-ip-level'],
+    },
+    async (t) => {
+      const seen = gatewayExchanges().filter((x) => x.status === 429);
+      if (seen.length === 0) return t.notApplicable('the gateway sent no 429 during this run');
+      let ip = 0;
+      let user = 0;
+      for (const x of seen) {
+        const ra = x.responseHeaders?.['retry-after'];
+        if (ra !== undefined) {
+          ip++;
+          if (!/^\d+$/.test(ra.trim())) t.violation(`${x.method} ${x.url}: an IP-level 429 with Retry-After ${JSON.stringify(ra)}, not integer seconds`);
+        } else {
+          user++;
+          if (statedNumbers(x.responseBody ?? '').length < 2) {
+            t.violation(
+              `${x.method} ${x.url}: a 429 with neither Retry-After (IP-level) nor a window and a count in its body (per-user): ${x.responseBody?.slice(0, 200) ?? ''}`,
+            );
+          }
+        }
+      }
+      t.observe('429s seen', `${ip} IP-level, ${user} per-user`);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-every-error-in-its-envelope',
+      title: "every error of the run came in its protocol's envelope (vendor B on /v1/messages, vendor A elsewhere on /v1)",
+      requirements: ['gw-error-shape-vendor-a', 'gw-error-shape-vendor-b'],
+    },
+    async (t) => {
+      const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated);
+      const checked = errors.filter((x) => shapeFor(new URL(x.url.replace(/\$/g, '')).pathname) !== undefined);
+      if (checked.length === 0) return t.notApplicable('the run saw no error on /v1');
+      for (const x of checked) await expectErrorShape(asResponse(x), shapeFor(new URL(x.url.replace(/\$/g, '')).pathname)!);
+      t.observe('errors checked', String(checked.length));
+    },
+  );
+
+  check(
+    {
+      id: 'gw-every-error-type-and-code',
+      title: 'every vendor A error of the run had a type from the type table and, for gateway_error, a code from the code tables',
+      requirements: ['gw-error-type-values', 'gw-error-code-values'],
+    },
+    async (t) => {
+      const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(new URL(x.url.replace(/\$/g, '')).pathname) === 'vendor-a');
+      if (errors.length === 0) return t.notApplicable('the run saw no vendor A error');
+      const { deployed, gatewayError } = typeNames();
+      const codes = await gatewayCodes();
+      for (const x of errors) {
+        const { type, code } = await expectErrorShape(asResponse(x), 'vendor-a');
+        if (!deployed.has(String(type))) t.violation(`${x.method} ${x.url} (${x.status}): error.type ${JSON.stringify(type)} is not in the type table`);
+        if (type === gatewayError && !codes.has(String(code)))
+          t.violation(`${x.method} ${x.url} (${x.status}): a ${gatewayError} with code ${JSON.stringify(code)}, not in the code tables`);
+      }
+      t.observe('errors checked', String(errors.length));
+    },
+  );
+});
