@@ -6,16 +6,21 @@
  */
 import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import OpenAI from 'openai';
-import Anthropic from '@anthropic-ai/sdk';
-import { GoogleGenAI } from '@google/genai';
+import type OpenAIClient from 'openai';
+import type AnthropicClient from '@anthropic-ai/sdk';
+
 import { check, expect } from '../../src/harness.js';
 import { baseUrl, runContext } from '../../src/context.js';
 import { chosenModel, gw, recordingFetch, requireKey, sdkCall, unknownModel, withRecordedGlobalFetch } from '../../src/gateway.js';
 
 const timeout = () => runContext().timeoutMs;
-const openai = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${baseUrl('gateway')}/v1`, maxRetries: 0, timeout: timeout(), fetch: recordingFetch() });
-const anthropic = (apiKey: string) => new Anthropic({ apiKey, baseURL: baseUrl('gateway'), maxRetries: 0, timeout: timeout(), fetch: recordingFetch() });
+// Loaded when a check needs them: a run that skips these checks does not pay for the SDKs.
+const OpenAI = async () => (await import('openai')).default;
+const Anthropic = async () => (await import('@anthropic-ai/sdk')).default;
+const openai = async (apiKey: string): Promise<OpenAIClient> =>
+  new (await OpenAI())({ apiKey, baseURL: `${baseUrl('gateway')}/v1`, maxRetries: 0, timeout: timeout(), fetch: recordingFetch() });
+const anthropic = async (apiKey: string): Promise<AnthropicClient> =>
+  new (await Anthropic())({ apiKey, baseURL: baseUrl('gateway'), maxRetries: 0, timeout: timeout(), fetch: recordingFetch() });
 const bogus = () => `sk-conformance-invalid-${randomBytes(8).toString('hex')}`;
 
 describe('vendor A official client (openai)', () => {
@@ -26,7 +31,7 @@ describe('vendor A official client (openai)', () => {
       requirements: ['gw-sdk-vendor-a'],
     },
     async (t) => {
-      const client = openai(requireKey(t, 'GATEWAY_API_KEY'));
+      const client = await openai(requireKey(t, 'GATEWAY_API_KEY'));
       const models = await sdkCall('models.list()', () => client.models.list());
       expect(models.data.length, 'models listed').toBeGreaterThan(0);
       const model = await chosenModel();
@@ -45,9 +50,10 @@ describe('vendor A official client (openai)', () => {
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_API_KEY');
-      await expect(openai(bogus()).models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
-      const missing = openai(key).chat.completions.create({ model: unknownModel(), messages: [{ role: 'user', content: 'OK' }], max_tokens: 16 });
-      await expect(missing).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+      const { AuthenticationError, NotFoundError } = await OpenAI();
+      await expect((await openai(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
+      const missing = (await openai(key)).chat.completions.create({ model: unknownModel(), messages: [{ role: 'user', content: 'OK' }], max_tokens: 16 });
+      await expect(missing).rejects.toBeInstanceOf(NotFoundError);
     },
   );
 });
@@ -60,7 +66,7 @@ describe('vendor B official client (@anthropic-ai/sdk)', () => {
       requirements: ['gw-sdk-vendor-b'],
     },
     async (t) => {
-      const client = anthropic(requireKey(t, 'GATEWAY_API_KEY'));
+      const client = await anthropic(requireKey(t, 'GATEWAY_API_KEY'));
       const models = await sdkCall('models.list()', () => client.models.list());
       expect(models.data.length, 'models listed').toBeGreaterThan(0);
       const model = await chosenModel();
@@ -79,9 +85,10 @@ describe('vendor B official client (@anthropic-ai/sdk)', () => {
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_API_KEY');
-      await expect(anthropic(bogus()).models.list()).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
-      const missing = anthropic(key).messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
-      await expect(missing).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+      const { AuthenticationError, NotFoundError } = await Anthropic();
+      await expect((await anthropic(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
+      const missing = (await anthropic(key)).messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
+      await expect(missing).rejects.toBeInstanceOf(NotFoundError);
     },
   );
 });
@@ -95,6 +102,7 @@ describe('vendor C client (@google/genai)', () => {
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_API_KEY');
+      const { GoogleGenAI } = await import('@google/genai');
       const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: baseUrl('gateway'), headers: { [gw().vendorCKeyHeader]: key }, timeout: timeout() } });
       const model = await chosenModel();
       const res = await sdkCall('models.generateContent()', () =>
