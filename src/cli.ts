@@ -108,7 +108,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     embedded: config.embedded,
   };
   const collector = new ResultCollector();
-  let interrupted = false;
+  let interrupted: string | undefined;
   let vitest: Awaited<ReturnType<typeof startVitest>> | undefined;
   let probes = 0;
 
@@ -124,25 +124,30 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       budget: config.budget,
       complete: !interrupted && !unreachable,
       unreachable,
+      interruption: interrupted,
     });
     writeResults(config.reportDir, summary);
     return summary;
   };
 
-  const onSignal = (signal: NodeJS.Signals) => {
+  /** Stop the run: write what was collected as a partial summary (marked incomplete) and exit non-zero. */
+  const interrupt = (why: string, exitCode: number) => {
     if (interrupted) return;
-    interrupted = true;
-    process.stderr.write(`\nconformance: ${signal} received; writing a partial summary\n`);
+    interrupted = why;
+    process.stderr.write(`\nconformance: ${why}; writing a partial summary\n`);
     void (async () => {
       const s = await finish();
-      process.stderr.write(`conformance: partial results in ${config.reportDir} (verdict ${s.verdict})\n`);
+      process.stderr.write(`conformance: partial results in ${config.reportDir} (verdict ${s.verdict}, ${s.counts.total} checks finished)\n`);
       await vitest?.close().catch(() => undefined);
       await closeEmbedded?.().catch(() => undefined);
-      process.exit(signal === 'SIGINT' ? 130 : 143);
+      process.exit(exitCode);
     })();
   };
+  const onSignal = (signal: NodeJS.Signals) => interrupt(`${signal} received`, signal === 'SIGINT' ? 130 : 143);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  const runBound = setTimeout(() => interrupt(`the run exceeded its bound of ${config.runTimeoutMs / 1000} s (--run-timeout)`, 3), config.runTimeoutMs);
+  runBound.unref();
 
   try {
     for (const s of config.services) {
@@ -198,6 +203,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     for (const f of summary.failures) log(`  FAIL ${f.id} [${f.requirement}]: ${f.message.split('\n')[0]}`);
     return summary.exitCode;
   } finally {
+    clearTimeout(runBound);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     if (!interrupted) await closeEmbedded?.();

@@ -36,6 +36,8 @@ export interface RunConfig {
   maxRetries: number;
   maxRetryWaitMs: number;
   maxBodyBytes: number;
+  /** Upper bound of the whole run: past it, the run stops and writes a partial summary. */
+  runTimeoutMs: number;
   html: boolean;
   profile: Profile;
   profileSource: string;
@@ -62,6 +64,7 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --budget N                   most requests the run may send (default 1500)
   --max-retries N              retries of a 429/5xx the rules allow (default 2)
   --max-retry-wait SECONDS     longest Retry-After the suite waits out (default 60)
+  --run-timeout SECONDS        upper bound of the whole run (default 900)
   --profile FILE               deployment profile (JSON) merged over specs/profiles/default.json
   --config FILE                JSON config file with any of these settings (no secrets)
   --no-html                    skip the HTML report (summary.json and junit.xml are still written)
@@ -82,6 +85,7 @@ interface FileConfig {
   budget?: number;
   maxRetries?: number;
   maxRetryWait?: number;
+  runTimeout?: number;
   profile?: string | Record<string, unknown>;
   html?: boolean;
   realtimePath?: string;
@@ -98,6 +102,7 @@ const FILE_KEYS = new Set<string>([
   'budget',
   'maxRetries',
   'maxRetryWait',
+  'runTimeout',
   'profile',
   'html',
   'realtimePath',
@@ -188,6 +193,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
         budget: { type: 'string' },
         'max-retries': { type: 'string' },
         'max-retry-wait': { type: 'string' },
+        'run-timeout': { type: 'string' },
         profile: { type: 'string' },
         config: { type: 'string' },
         'no-html': { type: 'boolean' },
@@ -245,6 +251,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     maxRetries: int('--max-retries', s('max-retries') ?? file.maxRetries, 0, 10) ?? 2,
     maxRetryWaitMs: (int('--max-retry-wait', s('max-retry-wait') ?? file.maxRetryWait, 1, 3600) ?? 60) * 1000,
     maxBodyBytes: 16 * 1024 * 1024,
+    runTimeoutMs: (int('--run-timeout', s('run-timeout') ?? file.runTimeout, 10, 86_400) ?? 900) * 1000,
     html: !(values['no-html'] === true || file.html === false),
     profile,
     profileSource: source,

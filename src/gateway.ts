@@ -269,7 +269,8 @@ export function recordingFetch(): typeof fetch {
       const record = client.external(url, method, headers, 'gateway');
       let res: Response;
       try {
-        res = await real(input, init);
+        // Never follow a redirect: a key must not leave the configured origin (the client refuses it, so must this).
+        res = await real(input, { ...init, redirect: 'manual' });
       } catch (e) {
         record({ error: (e as Error).message, attempt });
         throw e;

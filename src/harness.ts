@@ -14,6 +14,19 @@ import { http, runContext } from './context.js';
 import { BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
 import { toAllureExchange, curlFor } from './evidence.js';
 
+/** What the target did on a request of a check that did not pass. */
+export interface FailingRequest {
+  method: string;
+  url: string;
+  status?: number;
+  headers?: Record<string, string>;
+  bodyStart?: string;
+  error?: string;
+  curl: string;
+}
+
+const TELLING_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'etag', 'cache-control', 'x-request-id', 'www-authenticate', 'allow'];
+
 export type Verdict = 'passed' | 'failed' | 'warning' | 'skipped' | 'setup-error' | 'unavailable' | 'error';
 
 declare module 'vitest' {
@@ -26,7 +39,7 @@ declare module 'vitest' {
     reason?: string;
     observations?: Record<string, string>;
     requests?: number;
-    failingRequests?: { method: string; url: string; status?: number; curl: string }[];
+    failingRequests?: FailingRequest[];
   }
 }
 
@@ -195,7 +208,18 @@ async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: Tes
   for (const ex of exchanges) {
     const name = `${ex.method} ${ex.url} → ${ex.status ?? ex.error ?? 'no response'}`;
     await allure.attachment(name, JSON.stringify(toAllureExchange(ex)), 'application/vnd.allure.http+json');
-    if (verdict !== 'passed') failing.push({ method: ex.method, url: ex.url, status: ex.status, curl: curlFor(ex) });
+    if (verdict !== 'passed') {
+      const headers = Object.fromEntries(Object.entries(ex.responseHeaders ?? {}).filter(([k]) => TELLING_HEADERS.includes(k)));
+      failing.push({
+        method: ex.method,
+        url: ex.url,
+        status: ex.status,
+        headers,
+        bodyStart: ex.responseBody?.slice(0, 300),
+        error: ex.error,
+        curl: curlFor(ex),
+      });
+    }
   }
   if (failing.length > 0) {
     meta.failingRequests = failing.slice(-5);

@@ -39,6 +39,8 @@ export interface HttpClientOptions {
   maxRetries: number;
   /** A Retry-After longer than this is not waited out: the target counts as unavailable. */
   maxRetryWaitMs: number;
+  /** After this many consecutive requests to one origin end unavailable or unanswered, stop contacting it. */
+  breakerAfter?: number;
   /** Origins a request may go to (scheme://host:port). Anything else is refused before sending. */
   allowedOrigins: string[];
   redactor: Redactor;
@@ -138,6 +140,9 @@ export class HttpClient {
   currentCheck: string | undefined;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
+  /** Consecutive unavailable/unanswered outcomes per origin, and origins the breaker has given up on. */
+  private readonly streak = new Map<string, number>();
+  private readonly tripped = new Map<string, string>();
 
   constructor(opts: HttpClientOptions) {
     this.opts = opts;
@@ -201,6 +206,24 @@ export class HttpClient {
 
   async send(target: string, o: SendOptions = {}): Promise<HttpResponse> {
     const url = this.buildUrl(target, o.query);
+    const given = this.tripped.get(url.origin);
+    if (given) throw new TargetUnavailableError(`target unavailable: ${url.origin} is no longer contacted in this run (${given})`);
+    try {
+      const res = await this.attempts(url, o);
+      this.streak.set(url.origin, 0);
+      return res;
+    } catch (err) {
+      // A target that keeps refusing (429/503), not answering, or breaking connections is unavailable alike.
+      if (err instanceof TargetUnavailableError || err instanceof NoResponseError || err instanceof TransportError) {
+        const n = (this.streak.get(url.origin) ?? 0) + 1;
+        this.streak.set(url.origin, n);
+        if (n >= (this.opts.breakerAfter ?? 3)) this.tripped.set(url.origin, `${n} requests in a row: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  private async attempts(url: URL, o: SendOptions): Promise<HttpResponse> {
     const method = (o.method ?? 'GET').toUpperCase();
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     let body: string | undefined;
@@ -286,13 +309,13 @@ export class HttpClient {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.opts.timeoutMs);
     let midBody = false;
+    let bytes = 0;
     try {
       const res = await undiciRequest(url, { method, headers, body, dispatcher: this.agent, signal: controller.signal });
       midBody = true;
       exchange.status = res.statusCode;
       exchange.responseHeaders = red.redactRecord(flattenHeaders(res.headers));
       const chunks: Buffer[] = [];
-      let bytes = 0;
       try {
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
           bytes += chunk.length;
@@ -326,7 +349,7 @@ export class HttpClient {
       const e = this.classify(err, controller.signal.aborted, url, method);
       exchange.error = red.redact(e.message);
       if (midBody && e instanceof TransportError) {
-        throw new BrokenBodyError(`${e.message} (the body broke after ${exchange.bodyBytes ?? 0} bytes)`, exchange);
+        throw new BrokenBodyError(`${e.message} (the body broke after ${bytes} bytes)`, exchange);
       }
       throw e;
     } finally {

@@ -7,7 +7,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import type { Level, Service } from './spec.js';
-import type { Verdict } from './harness.js';
+import type { FailingRequest, Verdict } from './harness.js';
 
 export interface CheckResult {
   id: string;
@@ -21,7 +21,8 @@ export interface CheckResult {
   requests: number;
   durationMs: number;
   file: string;
-  failingRequests?: { method: string; url: string; status?: number; curl: string }[];
+  /** What the target did on the last requests of a check that did not pass (status, telling headers, first bytes). */
+  failingRequests?: FailingRequest[];
 }
 
 export type RunVerdict = 'conformant' | 'nonconformant' | 'error';
@@ -99,6 +100,8 @@ export function summarize(
     budget: number;
     complete: boolean;
     unreachable?: string;
+    /** Why the run stopped early (a signal, the run's time bound). */
+    interruption?: string;
   },
 ): Summary {
   const count = (v: Verdict) => results.filter((r) => r.verdict === v).length;
@@ -137,7 +140,7 @@ export function summarize(
     verdict = 'error';
     exitCode = 3;
     message = !o.complete
-      ? 'the run was interrupted before it finished; the results are partial'
+      ? `the run stopped before it finished (${o.interruption ?? 'interrupted'}); the results are partial`
       : counts.unavailable > 0
         ? `the target was unavailable for ${counts.unavailable} check(s) (429/503 past the retry cap, or the request budget ran out): no verdict on them`
         : `the suite could not run ${counts.errors + o.harnessErrors.length} check(s) (harness errors)`;
