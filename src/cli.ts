@@ -3,7 +3,7 @@
  * Exit status: 0 no MUST failure · 1 a MUST failure · 2 usage or configuration error · 3 target unreachable,
  * unavailable, or the run could not decide (interrupted, harness error).
  */
-import { readFileSync, rmSync, existsSync, mkdirSync } from 'node:fs';
+import { readFileSync, rmSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
@@ -11,7 +11,8 @@ import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
 import { CONTEXT_VAR, EXCHANGES_FILE, type RunContext } from './context.js';
 import { ResultCollector, summarize, writeResults, type Summary } from './results.js';
-import { generateHtml } from './html.js';
+import { generateHtml, reportPages } from './html.js';
+import { matrixHtml } from './pages.js';
 import type { Exchange } from './http.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -125,6 +126,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       complete: !interrupted && !unreachable,
       unreachable,
       interruption: interrupted,
+      services: config.services,
+      knownDeviations: config.knownDeviations,
     });
     writeResults(config.reportDir, summary);
     return summary;
@@ -183,24 +186,34 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (interrupted) return 130;
 
     const summary = await finish();
+    const htmlDir = path.join(config.reportDir, 'html');
     if (config.html) {
       try {
-        const file = await generateHtml(resultsDir, path.join(config.reportDir, 'html'), 'Service conformance');
+        const file = await generateHtml(resultsDir, htmlDir, 'Service conformance', summary);
         log(`HTML report: ${file}`);
       } catch (e) {
         process.stderr.write(`conformance: the HTML report could not be generated: ${(e as Error).message}\n`);
       }
     }
+    mkdirSync(htmlDir, { recursive: true });
+    writeFileSync(path.join(htmlDir, 'matrix.html'), matrixHtml(summary, reportPages(htmlDir)));
+    log(`matrix:      ${path.join(htmlDir, 'matrix.html')}`);
     log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
     log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);
     const c = summary.counts;
     log(
       `\nverdict: ${summary.verdict.toUpperCase()} — ${summary.message}\n` +
-        `  ${c.passed} passed, ${c.failed} failed (MUST), ${c.warnings} warnings (SHOULD/MAY), ${c.skipped} skipped (not configured), ` +
+        `  ${c.passed} passed, ${c.failed} failed (MUST), ${c.knownDeviations} known deviations, ${c.warnings} warnings (SHOULD/MAY), ${c.skipped} skipped (not configured), ` +
         `${c.setupErrors} setup errors, ${c.unavailable} target unavailable, ${c.errors} harness errors; ` +
         `${summary.requests} requests sent (budget ${summary.budget}), ${summary.billableCalls} billable`,
     );
     for (const f of summary.failures) log(`  FAIL ${f.id} [${f.requirement}]: ${f.message.split('\n')[0]}`);
+    for (const d of summary.knownDeviations) {
+      if (d.status === 'seen') log(`  KNOWN DEVIATION ${d.id}: ${d.reason}${d.link ? ` (${d.link})` : ''}`);
+      if (d.status === 'no longer seen')
+        log(`  NO LONGER SEEN ${d.id}: every check it covers passed; remove it from ${config.knownDeviationsSource ?? 'the known deviations file'}`);
+      if (d.status === 'not run') log(`  UNUSED ENTRY ${d.id}: no check it covers ran (unknown id, or filtered out)`);
+    }
     return summary.exitCode;
   } finally {
     clearTimeout(runBound);

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SERVICES, type Service, loadProfile, type Profile } from './spec.js';
+import { SERVICES, SPECS_DIR, createAjv, formatAjvErrors, loadProfile, readJson, type Profile, type Service } from './spec.js';
 import { mask } from './redact.js';
 
 /** Environment variables that hold credentials. Never read from files, never printed, redacted everywhere. */
@@ -39,6 +39,9 @@ export interface RunConfig {
   /** Upper bound of the whole run: past it, the run stops and writes a partial summary. */
   runTimeoutMs: number;
   html: boolean;
+  /** Known deviations a deployment team keeps (validated against specs/known-deviations.schema.json). */
+  knownDeviations: KnownDeviation[];
+  knownDeviationsSource?: string;
   profile: Profile;
   profileSource: string;
   realtimePath: string;
@@ -66,6 +69,7 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --max-retry-wait SECONDS     longest Retry-After the suite waits out (default 60)
   --run-timeout SECONDS        upper bound of the whole run (default 900)
   --profile FILE               deployment profile (JSON) merged over specs/profiles/default.json
+  --known-deviations FILE      known deviations (JSON): listed failures are reported, not failed
   --config FILE                JSON config file with any of these settings (no secrets)
   --no-html                    skip the HTML report (summary.json and junit.xml are still written)
   --help                       this text
@@ -86,6 +90,7 @@ interface FileConfig {
   maxRetries?: number;
   maxRetryWait?: number;
   runTimeout?: number;
+  knownDeviations?: string;
   profile?: string | Record<string, unknown>;
   html?: boolean;
   realtimePath?: string;
@@ -103,6 +108,7 @@ const FILE_KEYS = new Set<string>([
   'maxRetries',
   'maxRetryWait',
   'runTimeout',
+  'knownDeviations',
   'profile',
   'html',
   'realtimePath',
@@ -172,6 +178,25 @@ function wrapProfile(f: () => Profile): Profile {
   }
 }
 
+export interface KnownDeviation {
+  id: string;
+  reason: string;
+  link?: string;
+}
+
+/** The known-deviations file, validated against its schema. An id matching nothing in a run is reported there. */
+export function loadKnownDeviations(file: string): KnownDeviation[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`known deviations file ${file} cannot be read as JSON: ${(e as Error).message}`);
+  }
+  const validate = createAjv().compile(readJson(path.join(SPECS_DIR, 'known-deviations.schema.json')));
+  if (!validate(data)) throw new ConfigError(`known deviations file ${file}: ${formatAjvErrors(validate.errors)}`);
+  return (data as { deviations: KnownDeviation[] }).deviations;
+}
+
 export type ParsedArgs = { help: true } | { help: false; config: RunConfig };
 
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ParsedArgs {
@@ -195,6 +220,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
         'max-retry-wait': { type: 'string' },
         'run-timeout': { type: 'string' },
         profile: { type: 'string' },
+        'known-deviations': { type: 'string' },
         config: { type: 'string' },
         'no-html': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -234,6 +260,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
 
   const { profile, source } = s('profile') !== undefined ? loadProfileSetting(s('profile'), cwd) : loadProfileSetting(file.profile, fileDir);
 
+  const deviationsFile = s('known-deviations') ?? (file.knownDeviations ? path.resolve(fileDir, file.knownDeviations) : undefined);
+  const knownDeviations = deviationsFile ? loadKnownDeviations(path.resolve(cwd, deviationsFile)) : [];
+
   const reportDir = s('report-dir') ?? file.reportDir ?? 'reports';
   if (reportDir.trim() === '') throw new ConfigError('--report-dir must not be empty');
 
@@ -253,6 +282,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     maxBodyBytes: 16 * 1024 * 1024,
     runTimeoutMs: (int('--run-timeout', s('run-timeout') ?? file.runTimeout, 10, 86_400) ?? 900) * 1000,
     html: !(values['no-html'] === true || file.html === false),
+    knownDeviations,
+    knownDeviationsSource: deviationsFile,
     profile,
     profileSource: source,
     realtimePath: realtimePath ?? profile.gateway.realtimePath,

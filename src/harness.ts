@@ -27,7 +27,7 @@ export interface FailingRequest {
 
 const TELLING_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'etag', 'cache-control', 'x-request-id', 'www-authenticate', 'allow'];
 
-export type Verdict = 'passed' | 'failed' | 'warning' | 'skipped' | 'setup-error' | 'unavailable' | 'error';
+export type Verdict = 'passed' | 'failed' | 'warning' | 'skipped' | 'setup-error' | 'unavailable' | 'error' | 'known-deviation';
 
 declare module 'vitest' {
   interface TaskMeta {
@@ -83,6 +83,7 @@ export interface CheckTools {
 
 const ID_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)+$/;
 const registered = new Set<string>();
+const registeredTitles = new Set<string>();
 
 /** --grep: comma-separated alternatives, each matched (case-insensitively) inside the id, title or a requirement id. */
 export function matchesGrep(spec: Pick<CheckSpec, 'id' | 'title' | 'requirements'>, grep: string | undefined): boolean {
@@ -114,7 +115,9 @@ function classify(err: unknown, level: Level): Verdict {
 export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): void {
   if (!ID_PATTERN.test(spec.id)) throw new Error(`check id "${spec.id}" is not a kebab-case slug`);
   if (registered.has(spec.id)) throw new Error(`check id "${spec.id}" is registered twice`);
+  if (registeredTitles.has(spec.title)) throw new Error(`check title "${spec.title}" is used twice: the report finds checks by title`);
   registered.add(spec.id);
+  registeredTitles.add(spec.title);
   if (spec.requirements.length === 0) throw new Error(`check ${spec.id} names no requirement`);
   const reqs = spec.requirements.map(requirement); // throws on an unknown id
   const services = [...new Set(reqs.map((r) => r.service))];

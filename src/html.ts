@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
+import type { Summary } from './results.js';
+
 const require = createRequire(import.meta.url);
 
 /** The allure package's CLI script (its package.json is not exported, so walk up from its entry point). */
@@ -27,16 +29,38 @@ export function stripThirdPartyScripts(html: string): string {
 
 const SUITE_LABELS = new Set(['parentSuite', 'suite', 'subSuite']);
 
+interface AllureResult {
+  labels?: { name: string; value: string }[];
+  status?: string;
+  statusDetails?: { message?: string; trace?: string };
+}
+
 /**
- * allure-vitest labels each result with suites taken from the describe blocks; the harness labels it with the
- * document, section and requirement. Keep only the harness's (the last of each name), so the report is
- * organised by document -> section -> requirement.
+ * Prepare the Allure results for the HTML report:
+ * - allure-vitest labels each result with suites taken from the describe blocks; the harness labels it with the
+ *   document, section and requirement. Keep only the harness's (the last of each name), so the report is
+ *   organised by document -> section -> requirement.
+ * - the status shows the suite's verdict: a known deviation is skipped with its reason, a SHOULD/MAY warning is
+ *   "unknown" with the warning (not a plain pass).
  */
-export function normaliseSuiteLabels(resultsDir: string): void {
+export function prepareResults(resultsDir: string, summary?: Summary): void {
+  const byCheck = new Map((summary?.checks ?? []).map((c) => [c.id, c]));
   for (const f of readdirSync(resultsDir).filter((n) => n.endsWith('-result.json'))) {
     const file = path.join(resultsDir, f);
-    const r = JSON.parse(readFileSync(file, 'utf8')) as { labels?: { name: string; value: string }[] };
+    const r = JSON.parse(readFileSync(file, 'utf8')) as AllureResult;
     const labels = r.labels ?? [];
+    const check = byCheck.get(labels.find((l) => l.name === 'check')?.value ?? '');
+    if (check?.verdict === 'known-deviation') {
+      const d = check.knownDeviation!;
+      r.status = 'skipped';
+      r.statusDetails = { ...r.statusDetails, message: `Known deviation: ${d.reason}${d.link ? ` (${d.link})` : ''}\n\n${check.message ?? ''}` };
+    } else if (check?.verdict === 'warning') {
+      r.status = 'unknown';
+      r.statusDetails = {
+        ...r.statusDetails,
+        message: `Warning: a ${check.level} requirement is not met (this does not fail the run)\n\n${check.message ?? ''}`,
+      };
+    }
     const last = new Map<string, number>();
     labels.forEach((l, i) => {
       if (SUITE_LABELS.has(l.name)) last.set(l.name, i);
@@ -46,8 +70,16 @@ export function normaliseSuiteLabels(resultsDir: string): void {
   }
 }
 
-export async function generateHtml(resultsDir: string, outDir: string, name: string): Promise<string> {
-  normaliseSuiteLabels(resultsDir);
+/** The Allure report's page id of each test, by title (titles are unique: the harness enforces it). */
+export function reportPages(htmlDir: string): Map<string, string> {
+  const file = path.join(htmlDir, 'test-results.json');
+  if (!existsSync(file)) return new Map();
+  const t = JSON.parse(readFileSync(file, 'utf8')) as { byId?: Record<string, { id: string; name: string }> };
+  return new Map(Object.values(t.byId ?? {}).map((x) => [x.name, x.id]));
+}
+
+export async function generateHtml(resultsDir: string, outDir: string, name: string, summary?: Summary): Promise<string> {
+  prepareResults(resultsDir, summary);
   const args = [
     allureCli(),
     'awesome',

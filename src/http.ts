@@ -57,7 +57,11 @@ export interface SendOptions {
   query?: Record<string, string | number | boolean | undefined>;
   /** The service's client rules; without them (or with retry: false) nothing is retried. */
   rules?: ClientRules;
-  retry?: boolean;
+  /**
+   * false: never retry. 'rate-limits': retry only 429 (for requests that expect an error answer, where a 5xx is the
+   * answer under test, not unavailability).
+   */
+  retry?: boolean | 'rate-limits';
   /** A billable generation call (counted separately; never retried beyond the cap). */
   billable?: boolean;
   service?: Service;
@@ -233,7 +237,8 @@ export class HttpClient {
       if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     }
     const attempts: Exchange[] = [];
-    const rules = o.retry === false ? undefined : o.rules;
+    const rules =
+      o.retry === false ? undefined : o.retry === 'rate-limits' && o.rules ? { ...o.rules, retryOn: o.rules.retryOn.filter((r) => r === 429) } : o.rules;
     for (let attempt = 0; ; attempt++) {
       let res: RawResult;
       try {

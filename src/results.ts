@@ -6,7 +6,8 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
-import type { Level, Service } from './spec.js';
+import { loadCatalogue, type Level, type Service } from './spec.js';
+import type { KnownDeviation } from './config.js';
 import type { FailingRequest, Verdict } from './harness.js';
 
 export interface CheckResult {
@@ -21,11 +22,37 @@ export interface CheckResult {
   requests: number;
   durationMs: number;
   file: string;
+  /** The known-deviations entry that turned a failure into a known deviation. */
+  knownDeviation?: KnownDeviation;
   /** What the target did on the last requests of a check that did not pass (status, telling headers, first bytes). */
   failingRequests?: FailingRequest[];
 }
 
 export type RunVerdict = 'conformant' | 'nonconformant' | 'error';
+
+export type RequirementVerdict =
+  'pass' | 'fail' | 'warning' | 'known deviation' | 'error' | 'setup error' | 'skipped' | 'not run' | 'unverifiable' | 'not applicable' | 'client rule';
+
+/** One requirement of the catalogue, with the verdict its checks reached in this run. */
+export interface RequirementResult {
+  id: string;
+  service: Service;
+  document: string;
+  section: string;
+  level: Level;
+  summary: string;
+  text: string;
+  verdict: RequirementVerdict;
+  checks: { id: string; title: string; verdict: Verdict }[];
+  reason?: string;
+  knownDeviation?: KnownDeviation;
+}
+
+export interface DeviationStatus extends KnownDeviation {
+  /** seen: a check failed as listed; no longer seen: every check it covers passed (remove the entry); not run; undecided. */
+  status: 'seen' | 'no longer seen' | 'not run' | 'undecided';
+  checks: string[];
+}
 
 export interface Summary {
   verdict: RunVerdict;
@@ -36,7 +63,17 @@ export interface Summary {
   finishedAt: string;
   durationMs: number;
   targets: { feed: string | null; gateway: string | null; embedded: boolean };
-  counts: { passed: number; failed: number; skipped: number; warnings: number; setupErrors: number; unavailable: number; errors: number; total: number };
+  counts: {
+    passed: number;
+    failed: number;
+    skipped: number;
+    warnings: number;
+    setupErrors: number;
+    unavailable: number;
+    errors: number;
+    knownDeviations: number;
+    total: number;
+  };
   requests: number;
   requestsByService: Record<string, number>;
   billableCalls: number;
@@ -45,6 +82,8 @@ export interface Summary {
   warnings: { id: string; title: string; requirement: string; level?: Level; message: string }[];
   notDecided: { id: string; title: string; requirement: string; verdict: Verdict; message: string }[];
   harnessErrors: string[];
+  knownDeviations: DeviationStatus[];
+  requirements: RequirementResult[];
   checks: CheckResult[];
 }
 
@@ -102,8 +141,12 @@ export function summarize(
     unreachable?: string;
     /** Why the run stopped early (a signal, the run's time bound). */
     interruption?: string;
+    services?: Service[];
+    knownDeviations?: KnownDeviation[];
   },
 ): Summary {
+  const deviations = o.knownDeviations ?? [];
+  results = results.map((r) => applyDeviation(r, deviations));
   const count = (v: Verdict) => results.filter((r) => r.verdict === v).length;
   const counts = {
     passed: count('passed'),
@@ -113,6 +156,7 @@ export function summarize(
     setupErrors: count('setup-error'),
     unavailable: count('unavailable'),
     errors: count('error'),
+    knownDeviations: count('known-deviation'),
     total: results.length,
   };
   const failures = results
@@ -151,7 +195,7 @@ export function summarize(
   } else {
     verdict = 'conformant';
     exitCode = 0;
-    message = `no MUST requirement failed${counts.warnings ? `; ${counts.warnings} SHOULD/MAY warning(s)` : ''}${counts.setupErrors ? `; ${counts.setupErrors} check(s) could not be decided (setup errors)` : ''}`;
+    message = `no MUST requirement failed${counts.knownDeviations ? `; ${counts.knownDeviations} known deviation(s)` : ''}${counts.warnings ? `; ${counts.warnings} SHOULD/MAY warning(s)` : ''}${counts.setupErrors ? `; ${counts.setupErrors} check(s) could not be decided (setup errors)` : ''}`;
   }
   if (!o.complete && exitCode === 0) exitCode = 3;
   const finished = Date.now();
@@ -173,8 +217,72 @@ export function summarize(
     warnings,
     notDecided,
     harnessErrors: o.harnessErrors,
+    knownDeviations: deviations.map((d) => deviationStatus(d, results)),
+    requirements: requirementResults(results, o.services ?? [...new Set(results.map((r) => r.service).filter((s): s is Service => !!s))]),
     checks: results,
   };
+}
+
+const covers = (d: KnownDeviation, r: CheckResult) => d.id === r.id || r.requirements.includes(d.id);
+
+/** A failure or warning a known-deviations entry covers becomes a known deviation: reported, not failing the run. */
+function applyDeviation(r: CheckResult, deviations: KnownDeviation[]): CheckResult {
+  if (r.verdict !== 'failed' && r.verdict !== 'warning') return r;
+  const d = deviations.find((x) => covers(x, r));
+  return d ? { ...r, verdict: 'known-deviation', knownDeviation: d } : r;
+}
+
+function deviationStatus(d: KnownDeviation, results: CheckResult[]): DeviationStatus {
+  const mine = results.filter((r) => covers(d, r));
+  const ran = mine.filter((r) => r.verdict !== 'skipped');
+  const status: DeviationStatus['status'] = mine.some((r) => r.verdict === 'known-deviation')
+    ? 'seen'
+    : ran.length === 0
+      ? 'not run'
+      : ran.every((r) => r.verdict === 'passed')
+        ? 'no longer seen'
+        : 'undecided';
+  return { ...d, status, checks: mine.map((r) => r.id) };
+}
+
+/** Every requirement of the services run, with the verdict of the checks citing it. */
+export function requirementResults(results: CheckResult[], services: Service[]): RequirementResult[] {
+  const out: RequirementResult[] = [];
+  for (const r of loadCatalogue().values()) {
+    if (!services.includes(r.service)) continue;
+    const mine = results.filter((c) => c.requirements.includes(r.id));
+    const has = (v: Verdict) => mine.some((c) => c.verdict === v);
+    let verdict: RequirementVerdict;
+    if (mine.length === 0) verdict = r.unverifiable ? 'unverifiable' : r.notApplicable ? 'not applicable' : r.subject === 'client' ? 'client rule' : 'not run';
+    else if (has('failed')) verdict = 'fail';
+    else if (has('known-deviation')) verdict = 'known deviation';
+    else if (has('warning')) verdict = 'warning';
+    else if (has('unavailable') || has('error')) verdict = 'error';
+    else if (has('setup-error')) verdict = 'setup error';
+    else if (mine.every((c) => c.verdict === 'skipped')) verdict = 'skipped';
+    else verdict = 'pass';
+    out.push({
+      id: r.id,
+      service: r.service,
+      document: r.documentTitle,
+      section: r.section,
+      level: r.level,
+      summary: r.summary,
+      text: r.text,
+      verdict,
+      checks: mine.map((c) => ({ id: c.id, title: c.title, verdict: c.verdict })),
+      reason:
+        verdict === 'unverifiable'
+          ? r.unverifiable
+          : verdict === 'not applicable'
+            ? r.notApplicable
+            : verdict === 'client rule'
+              ? 'a rule for clients: the suite keeps it, and the project tests verify that'
+              : mine.find((c) => c.verdict !== 'passed' && c.message)?.message,
+      knownDeviation: mine.find((c) => c.knownDeviation)?.knownDeviation,
+    });
+  }
+  return out;
 }
 
 const xml = (s: string) =>
@@ -195,7 +303,7 @@ export function junitXml(s: Summary): string {
   const suites = [...bySuite].map(([name, checks]) => {
     const failures = checks.filter((c) => c.verdict === 'failed').length;
     const errors = checks.filter((c) => ['setup-error', 'unavailable', 'error'].includes(c.verdict)).length;
-    const skipped = checks.filter((c) => c.verdict === 'skipped').length;
+    const skipped = checks.filter((c) => c.verdict === 'skipped' || c.verdict === 'known-deviation').length;
     const time = checks.reduce((a, c) => a + c.durationMs, 0) / 1000;
     const cases = checks.map((c) => {
       const props = `<properties><property name="requirements" value="${xml(reqOf(c))}"/><property name="level" value="${c.level ?? ''}"/><property name="verdict" value="${c.verdict}"/></properties>`;
@@ -205,17 +313,19 @@ export function junitXml(s: Summary): string {
           ? `<failure message="${msg}" type="${c.level} violation">${msg}</failure>`
           : c.verdict === 'skipped'
             ? `<skipped message="${msg}"/>`
-            : ['setup-error', 'unavailable', 'error'].includes(c.verdict)
-              ? `<error message="${msg}" type="${c.verdict}">${msg}</error>`
-              : c.verdict === 'warning'
-                ? `<system-out>${xml(`WARNING (${c.level} requirement not met, does not fail the run): ${c.message ?? ''}`)}</system-out>`
-                : '';
+            : c.verdict === 'known-deviation'
+              ? `<skipped message="${xml(`known deviation (${c.knownDeviation?.reason ?? ''}${c.knownDeviation?.link ? `, ${c.knownDeviation.link}` : ''}): ${c.message ?? ''}`)}"/>`
+              : ['setup-error', 'unavailable', 'error'].includes(c.verdict)
+                ? `<error message="${msg}" type="${c.verdict}">${msg}</error>`
+                : c.verdict === 'warning'
+                  ? `<system-out>${xml(`WARNING (${c.level} requirement not met, does not fail the run): ${c.message ?? ''}`)}</system-out>`
+                  : '';
       return `    <testcase classname="${xml(`${c.service ?? ''}.${c.id}`)}" name="${xml(c.title)}" time="${(c.durationMs / 1000).toFixed(3)}">${props}${inner}</testcase>`;
     });
     return `  <testsuite name="${xml(name)}" tests="${checks.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time.toFixed(3)}">\n${cases.join('\n')}\n  </testsuite>`;
   });
   const t = s.counts;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="conformance" tests="${t.total}" failures="${t.failed}" errors="${t.setupErrors + t.unavailable + t.errors}" skipped="${t.skipped}" time="${(s.durationMs / 1000).toFixed(3)}">\n${suites.join('\n')}\n</testsuites>\n`;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="conformance" tests="${t.total}" failures="${t.failed}" errors="${t.setupErrors + t.unavailable + t.errors}" skipped="${t.skipped + t.knownDeviations}" time="${(s.durationMs / 1000).toFixed(3)}">\n${suites.join('\n')}\n</testsuites>\n`;
 }
 
 export function writeResults(reportDir: string, s: Summary): void {

@@ -30,6 +30,7 @@ const samples = () =>
         headers: { authorization: `Bearer ${key}` },
         body: minimalBody('chatCompletions', model),
         billable: true,
+        retry: 'rate-limits',
       }),
     ];
     const vendorB = [
@@ -38,6 +39,7 @@ const samples = () =>
         headers: { authorization: `Bearer ${key}`, ...protocolHeaders('messages') },
         body: minimalBody('messages', model),
         billable: true,
+        retry: 'rate-limits',
       }),
       await gatewaySend('/v1/messages', {
         method: 'POST',

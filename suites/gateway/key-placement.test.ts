@@ -30,7 +30,8 @@ async function request(op: GatewayOperation, placement: ReturnType<typeof placeK
     headers: { ...protocolHeaders(op.operationId), ...(placement?.headers ?? {}) },
     query: placement?.query,
     body: minimalBody(op.operationId, model),
-    retry: true,
+    // An unknown model: the answer is an error either way, and a 5xx is that answer, not unavailability.
+    retry: 'rate-limits',
   });
 }
 

@@ -44,14 +44,26 @@ describe('vendor A official client (openai)', () => {
 
   check(
     {
-      id: 'gw-sdk-openai-typed-errors',
-      title: 'a bad key surfaces as AuthenticationError (401) and an unknown model as NotFoundError (404)',
-      requirements: ['gw-sdk-vendor-a'],
+      id: 'gw-sdk-openai-401-typed',
+      title: 'openai: a bad key surfaces as AuthenticationError (401)',
+      requirements: ['gw-sdk-vendor-a', 'gw-models-bad-credential-401'],
+    },
+    async (t) => {
+      requireKey(t, 'GATEWAY_API_KEY');
+      const { AuthenticationError } = await OpenAI();
+      await expect((await openai(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-sdk-openai-404-typed',
+      title: 'openai: an unknown model surfaces as NotFoundError (404)',
+      requirements: ['gw-sdk-vendor-a', 'gw-unknown-model-404'],
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_API_KEY');
-      const { AuthenticationError, NotFoundError } = await OpenAI();
-      await expect((await openai(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
+      const { NotFoundError } = await OpenAI();
       const missing = (await openai(key)).chat.completions.create({ model: unknownModel(), messages: [{ role: 'user', content: 'OK' }], max_tokens: 16 });
       await expect(missing).rejects.toBeInstanceOf(NotFoundError);
     },
@@ -79,14 +91,26 @@ describe('vendor B official client (@anthropic-ai/sdk)', () => {
 
   check(
     {
-      id: 'gw-sdk-anthropic-typed-errors',
-      title: 'a bad key surfaces as AuthenticationError (401) and an unknown model as NotFoundError (404)',
-      requirements: ['gw-sdk-vendor-b'],
+      id: 'gw-sdk-anthropic-401-typed',
+      title: '@anthropic-ai/sdk: a bad key surfaces as AuthenticationError (401)',
+      requirements: ['gw-sdk-vendor-b', 'gw-models-bad-credential-401'],
+    },
+    async (t) => {
+      requireKey(t, 'GATEWAY_API_KEY');
+      const { AuthenticationError } = await Anthropic();
+      await expect((await anthropic(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-sdk-anthropic-404-typed',
+      title: '@anthropic-ai/sdk: an unknown model surfaces as NotFoundError (404)',
+      requirements: ['gw-sdk-vendor-b', 'gw-unknown-model-404'],
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_API_KEY');
-      const { AuthenticationError, NotFoundError } = await Anthropic();
-      await expect((await anthropic(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
+      const { NotFoundError } = await Anthropic();
       const missing = (await anthropic(key)).messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
       await expect(missing).rejects.toBeInstanceOf(NotFoundError);
     },

@@ -105,6 +105,7 @@ describe('requests the gateway must refuse', () => {
           headers: { ...bearer(key), ...protocolHeaders(op) },
           body: minimalBody(op, model),
           billable: true,
+          retry: 'rate-limits',
         });
         t.observe('status', String(res.status));
         expect(await errorCode(res, path), `error code (${path === '/v1/messages' ? 'error.type' : 'error.code'})`).toBe('model_not_found');
