@@ -49,26 +49,8 @@ function readExchanges(reportDir: string): Exchange[] {
 }
 
 function contextOf(c: RunConfig): RunContext {
-  return {
-    services: c.services,
-    feedUrl: c.feedUrl,
-    gatewayUrl: c.gatewayUrl,
-    embedded: c.embedded,
-    reportDir: c.reportDir,
-    grep: c.grep,
-    seed: c.seed,
-    runs: c.runs,
-    timeoutMs: c.timeoutMs,
-    budget: c.budget,
-    maxRetries: c.maxRetries,
-    maxRetryWaitMs: c.maxRetryWaitMs,
-    maxBodyBytes: c.maxBodyBytes,
-    profile: c.profile,
-    realtimePath: c.realtimePath,
-    probeRateLimit: c.probeRateLimit,
-    gatewayModel: c.gatewayModel,
-    feedMergedStoryId: c.feedMergedStoryId,
-  };
+  const { html: _h, profileSource: _p, knownDeviations: _k, knownDeviationsSource: _s, shard: _sh, runTimeoutMs: _r, ...context } = c;
+  return context;
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -176,6 +158,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         project: ['conformance'],
         watch: false,
         passWithNoTests: true,
+        ...(config.shard ? { shard: config.shard } : {}),
         reporters: [collector, ['allure-vitest/reporter', { resultsDir, reportMatchers: false }], 'default'],
       },
       {},

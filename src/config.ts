@@ -38,6 +38,8 @@ export interface RunConfig {
   maxBodyBytes: number;
   /** Upper bound of the whole run: past it, the run stops and writes a partial summary. */
   runTimeoutMs: number;
+  /** vitest shard "i/n": this job runs the i-th of n shards (services split whole across shards). */
+  shard?: string;
   html: boolean;
   /** Known deviations a deployment team keeps (validated against specs/known-deviations.schema.json). */
   knownDeviations: KnownDeviation[];
@@ -68,6 +70,7 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --max-retries N              retries of a 429/5xx the rules allow (default 2)
   --max-retry-wait SECONDS     longest Retry-After the suite waits out (default 60)
   --run-timeout SECONDS        upper bound of the whole run (default 900)
+  --shard I/N                  run the I-th of N shards (for CI jobs; merge with npm run merge-reports)
   --profile FILE               deployment profile (JSON) merged over specs/profiles/default.json
   --known-deviations FILE      known deviations (JSON): listed failures are reported, not failed
   --config FILE                JSON config file with any of these settings (no secrets)
@@ -219,6 +222,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
         'max-retries': { type: 'string' },
         'max-retry-wait': { type: 'string' },
         'run-timeout': { type: 'string' },
+        shard: { type: 'string' },
         profile: { type: 'string' },
         'known-deviations': { type: 'string' },
         config: { type: 'string' },
@@ -263,6 +267,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
   const deviationsFile = s('known-deviations') ?? (file.knownDeviations ? path.resolve(fileDir, file.knownDeviations) : undefined);
   const knownDeviations = deviationsFile ? loadKnownDeviations(path.resolve(cwd, deviationsFile)) : [];
 
+  const shard = s('shard');
+  if (shard !== undefined) {
+    const m = /^(\d+)\/(\d+)$/.exec(shard);
+    if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new ConfigError(`--shard must be I/N with 1 <= I <= N, got "${shard}"`);
+  }
+
   const reportDir = s('report-dir') ?? file.reportDir ?? 'reports';
   if (reportDir.trim() === '') throw new ConfigError('--report-dir must not be empty');
 
@@ -284,6 +294,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     html: !(values['no-html'] === true || file.html === false),
     knownDeviations,
     knownDeviationsSource: deviationsFile,
+    shard,
     profile,
     profileSource: source,
     realtimePath: realtimePath ?? profile.gateway.realtimePath,

@@ -2,33 +2,15 @@
  * What a suite sees of the run: the target, the profile, the shared HTTP client. The conformance command passes
  * it through the environment (CONFORMANCE_CONTEXT); secrets are read from their own variables.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Profile, Service } from './spec.js';
+import type { Service } from './spec.js';
 import { HttpClient, type Exchange } from './http.js';
 import { Redactor } from './redact.js';
-import { SECRET_VARS, type SecretVar } from './config.js';
+import { SECRET_VARS, type RunConfig, type SecretVar } from './config.js';
 
-export interface RunContext {
-  services: Service[];
-  feedUrl?: string;
-  gatewayUrl?: string;
-  embedded: boolean;
-  reportDir: string;
-  grep?: string;
-  seed?: number;
-  runs: number;
-  timeoutMs: number;
-  budget: number;
-  maxRetries: number;
-  maxRetryWaitMs: number;
-  maxBodyBytes: number;
-  profile: Profile;
-  realtimePath: string;
-  probeRateLimit: boolean;
-  gatewayModel?: string;
-  feedMergedStoryId?: string;
-}
+/** What the suites get of the run's configuration (the rest concerns only the command itself). */
+export type RunContext = Omit<RunConfig, 'html' | 'profileSource' | 'knownDeviations' | 'knownDeviationsSource' | 'shard' | 'runTimeoutMs'>;
 
 export const CONTEXT_VAR = 'CONFORMANCE_CONTEXT';
 export const EXCHANGES_FILE = 'exchanges.jsonl';
@@ -85,6 +67,17 @@ export function once<T>(key: string, f: () => Promise<T>): Promise<T> {
     p.catch(() => memo.delete(key));
   }
   return p;
+}
+
+/** Every exchange the run has recorded so far with one service (for run-wide checks). */
+export function runExchanges(service: Service): Exchange[] {
+  const file = path.join(runContext().reportDir, EXCHANGES_FILE);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Exchange)
+    .filter((x) => x.service === service && x.status !== undefined);
 }
 
 export function baseUrl(service: Service): string {

@@ -17,6 +17,24 @@ function integerBounds(s: JsonSchema): { min: number; max: number } {
   return { min: s.minimum, max: s.maximum };
 }
 
+/**
+ * The values at a rule's edges, always tried first (fast-check `examples`): generation then explores between them.
+ * valid: both boundaries; invalid: one step past each.
+ */
+export function boundaries(s: JsonSchema, kind: 'valid' | 'invalid'): string[] | number[] {
+  if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
+    return kind === 'valid' ? [s.minimum, s.maximum] : [String(s.minimum - 1), String(s.maximum + 1)];
+  }
+  if (s.minLength !== undefined && s.maxLength !== undefined) {
+    // Astral characters at the upper edge: a length counted in UTF-16 units instead of code points shows there.
+    const str = (n: number, unit: string) => unit.repeat(n);
+    return kind === 'valid'
+      ? [str(s.minLength, 'a'), str(s.maxLength, '🚀')]
+      : [...(s.minLength > 1 ? [str(s.minLength - 1, 'a')] : []), str(s.maxLength + 1, 'a')];
+  }
+  return [];
+}
+
 /** Integers the rule accepts, always including both boundaries. */
 export function validIntegers(s: JsonSchema): fc.Arbitrary<number> {
   const { min, max } = integerBounds(s);
@@ -82,7 +100,7 @@ export function invalidEnumValues(s: JsonSchema): fc.Arbitrary<string> {
  * Check `predicate` for generated values. The predicate asserts with expect (or throws a verdict error); the
  * first failure ends the check with fast-check's report: seed, path and the shrunk counterexample.
  */
-export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Promise<void>, o: { runs?: number } = {}): Promise<void> {
+export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Promise<void>, o: { runs?: number; examples?: T[] } = {}): Promise<void> {
   const ctx = runContext();
   let passthrough: unknown;
   // Generators repeat values (boundaries above all); each distinct value costs one request, once.
@@ -105,7 +123,7 @@ export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Pro
       }
       return true;
     }),
-    { numRuns: Math.min(o.runs ?? ctx.runs, ctx.runs), seed: ctx.seed, endOnFailure: !ctx.embedded },
+    { numRuns: Math.min(o.runs ?? ctx.runs, ctx.runs), seed: ctx.seed, endOnFailure: !ctx.embedded, examples: (o.examples ?? []).map((e) => [e] as [T]) },
   );
   if (passthrough) throw passthrough;
   if (!result.failed) return;

@@ -8,7 +8,7 @@ import { describe } from 'vitest';
 import { check, expect, jsonBody, PreconditionFailed } from '../../src/harness.js';
 import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
 import { expectProblem, feedGet, listOf, once, profile } from '../../src/feed.js';
-import { invalidEnumValues, invalidIntegers, invalidStrings, property, validIntegers, validStrings } from '../../src/generate.js';
+import { boundaries, invalidEnumValues, invalidIntegers, invalidStrings, property, validIntegers, validStrings } from '../../src/generate.js';
 
 const doc = await loadOpenApi('feed');
 
@@ -54,13 +54,16 @@ for (const o of OPERATIONS) {
               expect(res.status, `${p.name}=${n}`).toBe(200);
               if (p.name === 'limit') expect(listOf(jsonBody(res), o.list()).length, `items returned for limit=${n}`).toBeLessThanOrEqual(n);
             },
-            { runs: o.runs },
+            { runs: o.runs, examples: boundaries(s, 'valid') as number[] },
           );
         });
         check(
           { id: `${id}-out-of-range`, title: `${p.name} outside ${s.minimum}..${s.maximum}, or not an integer, is rejected with 400`, requirements: [req] },
           async () => {
-            await property(invalidIntegers(s), async (v) => void expectProblem(await get(v), 400), { runs: 10 });
+            await property(invalidIntegers(s), async (v) => void expectProblem(await get(v), 400), {
+              runs: 10,
+              examples: boundaries(s, 'invalid') as string[],
+            });
           },
         );
       }
@@ -70,7 +73,10 @@ for (const o of OPERATIONS) {
         check(
           { id: `${id}-in-range`, title: `${p.name} of ${s.minLength} to ${s.maxLength} code points${trimmed} is accepted`, requirements: [req] },
           async () => {
-            await property(validStrings(s), async (v) => expect((await get(v)).status, `${p.name}=${JSON.stringify(v)}`).toBe(200), { runs: 20 });
+            await property(validStrings(s), async (v) => expect((await get(v)).status, `${p.name}=${JSON.stringify(v)}`).toBe(200), {
+              runs: 20,
+              examples: boundaries(s, 'valid') as string[],
+            });
           },
         );
         check(
@@ -80,7 +86,7 @@ for (const o of OPERATIONS) {
             requirements: [req],
           },
           async () => {
-            await property(invalidStrings(s), async (v) => void expectProblem(await get(v), 400), { runs: 20 });
+            await property(invalidStrings(s), async (v) => void expectProblem(await get(v), 400), { runs: 20, examples: boundaries(s, 'invalid') as string[] });
           },
         );
       }

@@ -3,22 +3,11 @@
  * all other feed checks (files run in path order).
  */
 import { describe } from 'vitest';
-import { readFileSync, existsSync } from 'node:fs';
-import path from 'node:path';
 import { check, expect } from '../../src/harness.js';
-import { EXCHANGES_FILE, runContext } from '../../src/context.js';
+import { runExchanges } from '../../src/context.js';
 import { feedGet, firstCursor } from '../../src/feed.js';
-import type { Exchange } from '../../src/http.js';
 
-function feedExchanges(): Exchange[] {
-  const file = path.join(runContext().reportDir, EXCHANGES_FILE);
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Exchange)
-    .filter((x) => x.service === 'feed' && x.status !== undefined);
-}
+const feedExchanges = () => runExchanges('feed');
 
 describe('every response the run saw', () => {
   check(

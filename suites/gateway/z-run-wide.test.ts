@@ -3,22 +3,12 @@
  * all other gateway checks (files run in path order).
  */
 import { describe } from 'vitest';
-import { readFileSync, existsSync } from 'node:fs';
-import path from 'node:path';
 import { check } from '../../src/harness.js';
-import { EXCHANGES_FILE, runContext } from '../../src/context.js';
+import { runExchanges } from '../../src/context.js';
 import { shapeFor, expectErrorShape, gatewayCodes, statedNumbers, typeNames } from '../../src/gateway.js';
 import type { Exchange, HttpResponse } from '../../src/http.js';
 
-function gatewayExchanges(): Exchange[] {
-  const file = path.join(runContext().reportDir, EXCHANGES_FILE);
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Exchange)
-    .filter((x) => x.service === 'gateway' && x.status !== undefined && !x.method.includes('WebSocket'));
-}
+const gatewayExchanges = () => runExchanges('gateway').filter((x) => !x.method.includes('WebSocket'));
 
 /** A recorded exchange as a response (bodies are recorded up to 16 KiB, enough for an error). */
 const asResponse = (x: Exchange): HttpResponse => ({
