@@ -77,6 +77,8 @@ export interface GatewayOperation {
   method: string;
   /** The path as requested (profile paths substituted, the model filled in). */
   path(model: string): string;
+  /** The path for people: the template, {model} left as is. */
+  display: string;
   forms: KeyForm[];
   family: string;
   billable: boolean;
@@ -91,13 +93,12 @@ export async function gatewayOperations(): Promise<GatewayOperation[]> {
   for (const [p, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
       const fromProfile = op['x-path-from-profile'] as 'responsesPath' | 'realtimePath' | undefined;
+      const template = fromProfile === 'realtimePath' ? runContext().realtimePath : fromProfile ? gw()[fromProfile] : p;
       out.push({
         operationId: op.operationId,
         method: method.toUpperCase(),
-        path: (model) => {
-          const base = fromProfile === 'realtimePath' ? runContext().realtimePath : fromProfile ? gw()[fromProfile] : p;
-          return base.replace('{model}', encodeURIComponent(model));
-        },
+        path: (model) => template.replace('{model}', encodeURIComponent(model)),
+        display: template,
         forms: (op.security ?? []).flatMap((s) => Object.keys(s)).filter((f): f is KeyForm => f in FORM_LABEL),
         family: String(op['x-family']),
         billable: op['x-billable'] === true,

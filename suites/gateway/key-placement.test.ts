@@ -44,7 +44,7 @@ describe('each key form is accepted where the table lists it', () => {
       check(
         {
           id: `gw-key-${form.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}-on-${op.operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-          title: `${op.method} ${op.path('{model}')} accepts the key in ${FORM_LABEL[form]}`,
+          title: `${op.method} ${op.display} accepts the key in ${FORM_LABEL[form]}`,
           requirements: [
             FORM_REQUIREMENT[form],
             'gw-key-one-for-all-protocols',
@@ -58,11 +58,11 @@ describe('each key form is accepted where the table lists it', () => {
           t.cite(none);
           precondition(
             REFUSED.includes(none.status),
-            `${op.method} ${op.path('{model}')} without any credential answered ${none.status}, not 401/403, so acceptance of a key cannot be told apart`,
+            `${op.method} ${op.display} without any credential answered ${none.status}, not 401/403, so acceptance of a key cannot be told apart`,
           );
           const res = await request(op, placeKey(form, key));
           t.observe('status with the key', String(res.status));
-          expect(REFUSED, `${op.method} ${op.path('{model}')} with the key in ${FORM_LABEL[form]} answered ${res.status}`).not.toContain(res.status);
+          expect(REFUSED, `${op.method} ${op.display} with the key in ${FORM_LABEL[form]} answered ${res.status}`).not.toContain(res.status);
         },
       );
     }
@@ -74,13 +74,13 @@ describe('?key= does not work on vendor A interfaces', () => {
     check(
       {
         id: `gw-query-key-refused-on-${op.operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-        title: `${op.method} ${op.path('{model}')} refuses a key given as ?key=`,
+        title: `${op.method} ${op.display} refuses a key given as ?key=`,
         requirements: ['gw-auth-query-key-not-vendor-a'],
       },
       async (t) => {
         const key = requireKey(t, 'GATEWAY_API_KEY');
         const res = await request(op, placeKey('queryKey', key));
-        expect(REFUSED, `${op.method} ${op.path('{model}')}?key=… answered ${res.status}`).toContain(res.status);
+        expect(REFUSED, `${op.method} ${op.display}?key=… answered ${res.status}`).toContain(res.status);
       },
     );
   }

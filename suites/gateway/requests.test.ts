@@ -5,72 +5,53 @@
  */
 import { describe } from 'vitest';
 import { check, expect, jsonBody } from '../../src/harness.js';
-
-import { chosenModel, errorCode, expectErrorShape, gatewaySend, gw, minimalBody, protocolHeaders, requireKey, unknownModel } from '../../src/gateway.js';
+import {
+  chosenModel,
+  errorCode,
+  expectErrorShape,
+  gatewayOperations,
+  gatewaySend,
+  gw,
+  minimalBody,
+  protocolHeaders,
+  requireKey,
+  unknownModel,
+} from '../../src/gateway.js';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
+/** One small generation per protocol; paths and methods come from the OpenAPI description. */
+const GENERATIONS = [
+  { operationId: 'chatCompletions', id: 'gw-chat-completion-minimal', requirement: 'gw-chat-completions', payload: 'model and messages' },
+  { operationId: 'messages', id: 'gw-messages-minimal', requirement: 'gw-messages', payload: 'model, max_tokens, messages and the version header' },
+  { operationId: 'generateContent', id: 'gw-generate-content-minimal', requirement: 'gw-generate-content', payload: 'contents/parts/text' },
+];
+const operations = await gatewayOperations();
+
 describe('a small generation per protocol', () => {
-  check(
-    {
-      id: 'gw-chat-completion-minimal',
-      title: 'POST /v1/chat/completions with model and messages returns a generation result',
-      requirements: ['gw-chat-completions', 'gw-path-families'],
-    },
-    async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
-      const model = await chosenModel();
-      const res = await gatewaySend('/v1/chat/completions', {
-        method: 'POST',
-        headers: bearer(key),
-        body: minimalBody('chatCompletions', model),
-        billable: true,
-      });
-      expect(res.status, 'POST /v1/chat/completions').toBe(200);
-      expect(jsonBody(res), 'a JSON object').toBeTypeOf('object');
-    },
-  );
-
-  check(
-    {
-      id: 'gw-messages-minimal',
-      title: 'POST /v1/messages with model, max_tokens, messages and the version header returns a generation result',
-      requirements: ['gw-messages', 'gw-path-families'],
-    },
-    async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
-      const model = await chosenModel();
-      const res = await gatewaySend('/v1/messages', {
-        method: 'POST',
-        headers: { ...bearer(key), ...protocolHeaders('messages') },
-        body: minimalBody('messages', model),
-        billable: true,
-      });
-      t.observe('version header', `${gw().versionHeader}: ${gw().versionValue}`);
-      expect(res.status, 'POST /v1/messages').toBe(200);
-      expect(jsonBody(res), 'a JSON object').toBeTypeOf('object');
-    },
-  );
-
-  check(
-    {
-      id: 'gw-generate-content-minimal',
-      title: 'POST /v1beta/models/{model}:generateContent with contents/parts/text returns a generation result',
-      requirements: ['gw-generate-content', 'gw-path-families'],
-    },
-    async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
-      const model = await chosenModel();
-      const res = await gatewaySend(`/v1beta/models/${encodeURIComponent(model)}:generateContent`, {
-        method: 'POST',
-        headers: bearer(key),
-        body: minimalBody('generateContent', model),
-        billable: true,
-      });
-      expect(res.status, 'POST :generateContent').toBe(200);
-      expect(jsonBody(res), 'a JSON object').toBeTypeOf('object');
-    },
-  );
+  for (const g of GENERATIONS) {
+    const op = operations.find((o) => o.operationId === g.operationId)!;
+    check(
+      {
+        id: g.id,
+        title: `${op.method} ${op.display} with ${g.payload} returns a generation result`,
+        requirements: [g.requirement, 'gw-path-families'],
+      },
+      async (t) => {
+        const key = requireKey(t, 'GATEWAY_API_KEY');
+        const model = await chosenModel();
+        const res = await gatewaySend(op.path(model), {
+          method: op.method,
+          headers: { ...bearer(key), ...protocolHeaders(g.operationId) },
+          body: minimalBody(g.operationId, model),
+          billable: true,
+        });
+        if (g.operationId === 'messages') t.observe('version header', `${gw().versionHeader}: ${gw().versionValue}`);
+        expect(res.status, `${op.method} ${op.path(model)}`).toBe(200);
+        expect(jsonBody(res), 'a JSON object').toBeTypeOf('object');
+      },
+    );
+  }
 });
 
 describe('requests the gateway must refuse', () => {
