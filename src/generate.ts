@@ -128,7 +128,11 @@ export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Pro
   if (passthrough) throw passthrough;
   if (!result.failed) return;
   const cause = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+  const value = result.counterexample?.[0];
+  const shown = fc.stringify(value);
+  const brief =
+    shown.length > 120 ? `${[...shown].slice(0, 40).join('')}…" (${typeof value === 'string' ? [...value].length : shown.length} code points)` : shown;
   throw new AssertionViolation(
-    `property failed for ${fc.stringify(result.counterexample?.[0])} (seed ${result.seed}, path "${result.counterexamplePath}"; replay with --seed ${result.seed}):\n${cause}`,
+    `property failed (fast-check seed ${result.seed}, path "${result.counterexamplePath}"; replay: --grep <this check> --seed=${result.seed}) for ${brief}:\n${cause.slice(0, 600)}`,
   );
 }
