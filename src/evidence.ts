@@ -10,14 +10,15 @@ const nv = (rec: Record<string, string> | undefined) => Object.entries(rec ?? {}
 
 export function toAllureExchange(ex: Exchange): HttpExchange {
   const start = Date.parse(ex.startedAt);
-  const url = new URL(ex.url.replace(/\$([A-Z_]+)/g, '__$1__'));
+  // Redacted URLs carry $VARIABLE references; they parse as they are.
+  const url = new URL(ex.url);
   return {
     schemaVersion: 1,
     request: {
       method: ex.method,
       url: ex.url,
       headers: nv(ex.requestHeaders),
-      query: [...url.searchParams].map(([name, value]) => ({ name, value: value.replace(/__([A-Z_]+)__/g, '$$$1') })),
+      query: [...url.searchParams].map(([name, value]) => ({ name, value })),
       body: ex.requestBody === undefined ? undefined : { contentType: ex.requestHeaders['content-type'], encoding: 'utf8', value: ex.requestBody },
     },
     response:

@@ -279,14 +279,13 @@ export function recordingFetch(): typeof fetch {
       const responseHeaders: Record<string, string> = {};
       res.headers.forEach((v, k) => (responseHeaders[k] = v));
       const text = await res.clone().text();
-      const redactedBody = requestBody ? client.opts.redactor.redact(requestBody) : undefined;
       record({
         status: res.status,
         responseHeaders,
-        responseBody: text.slice(0, 16_384),
+        responseBody: text,
         bodyBytes: text.length,
         billable: GENERATION.test(url.pathname),
-        requestBody: redactedBody,
+        requestBody,
         attempt,
       });
       if (!statusMatches(res.status, rules.retryOn) || attempt >= client.opts.maxRetries) return res;

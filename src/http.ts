@@ -173,8 +173,9 @@ export class HttpClient {
   }
 
   /**
-   * For exchanges the client does not make itself (a WebSocket handshake): admit them against the origin list and
-   * the budget, count them, and return a function that records the outcome.
+   * For exchanges the client does not make itself (a WebSocket handshake, an SDK's fetch): admit them against the
+   * origin list and the budget, count them, and return a function that records the outcome, redacted and truncated
+   * as the client's own exchanges are.
    */
   external(url: URL, method: string, requestHeaders: Record<string, string>, service?: Service): (outcome: Partial<Exchange>) => void {
     this.admit(new URL(url.href.replace(/^ws/, 'http')));
@@ -195,7 +196,13 @@ export class HttpClient {
         startedAt: new Date(started).toISOString(),
         attempt: 0,
         ...outcome,
-        ...(outcome.responseBody !== undefined ? { responseBody: red.redact(outcome.responseBody) } : {}),
+        ...(outcome.requestBody !== undefined ? { requestBody: red.redact(outcome.requestBody.slice(0, RECORDED_BODY_CHARS)) } : {}),
+        ...(outcome.responseBody !== undefined
+          ? {
+              responseBody: red.redact(outcome.responseBody.slice(0, RECORDED_BODY_CHARS)),
+              truncated: outcome.responseBody.length > RECORDED_BODY_CHARS || undefined,
+            }
+          : {}),
         ...(outcome.responseHeaders ? { responseHeaders: red.redactRecord(outcome.responseHeaders) } : {}),
         ...(outcome.error ? { error: red.redact(outcome.error) } : {}),
       });
