@@ -16,6 +16,7 @@ import { matrixHtml } from './pages.js';
 import type { Exchange } from './http.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const OUTPUTS = ['summary.json', 'junit.xml', 'html', 'allure-results', EXCHANGES_FILE];
 
 function log(line = ''): void {
@@ -49,8 +50,60 @@ function readExchanges(reportDir: string): Exchange[] {
 }
 
 function contextOf(c: RunConfig): RunContext {
-  const { html: _h, profileSource: _p, knownDeviations: _k, knownDeviationsSource: _s, shard: _sh, runTimeoutMs: _r, ...context } = c;
+  const {
+    html: _h,
+    profileSource: _p,
+    knownDeviations: _k,
+    knownDeviationsSource: _s,
+    shard: _sh,
+    runTimeoutMs: _r,
+    unchecked: _u,
+    allowIncomplete: _a,
+    ...context
+  } = c;
   return context;
+}
+
+/** The verdict, with how much was verified: always the last line of a run's output. */
+export function verdictLine(s: Summary): string {
+  const allowed = s.verdict === 'incomplete' && s.allowIncomplete ? ' (allowed by --allow-incomplete: exit 0)' : '';
+  const embedded = s.targets.embedded ? ' [the EMBEDDED REFERENCE deployments were checked, not yours]' : '';
+  return `verdict: ${s.verdict.toUpperCase()}${allowed} — ${s.message}${embedded}`;
+}
+
+/** What a run prints at its end: failures, what was left undecided and why, the evidence per service, the verdict. */
+export function closingLines(summary: Summary, deviationsSource?: string): string[] {
+  const out: string[] = [''];
+  const c = summary.counts;
+  for (const f of summary.failures) out.push(`  FAIL ${f.id} [${f.requirement}]: ${f.message.split('\n')[0]}`);
+  for (const d of summary.knownDeviations) {
+    if (d.status === 'seen') out.push(`  KNOWN DEVIATION ${d.id}: ${d.reason}${d.link ? ` (${d.link})` : ''}`);
+    if (d.status === 'no longer seen')
+      out.push(`  NO LONGER SEEN ${d.id}: every check it covers passed; remove it from ${deviationsSource ?? 'the known deviations file'}`);
+    if (d.status === 'not run') out.push(`  UNUSED ENTRY ${d.id}: no check it covers ran (unknown id, or filtered out)`);
+  }
+  const undecidedMust = summary.undecided.filter((u) => u.level === 'MUST');
+  if (undecidedMust.length) {
+    out.push('  MUST requirements not verified, and what would decide them:');
+    for (const u of undecidedMust) out.push(`    UNDECIDED ${u.id} (${u.verdict}): ${u.toDecide.split('\n')[0]}`);
+  }
+  for (const u of summary.notExercised) out.push(`  NOT EXERCISED ${u.id} (${u.level}): ${u.why.split('\n')[0]}`);
+  for (const u of summary.declaredUnchecked) out.push(`  DECLARED UNCHECKED ${u.id}: ${u.reason} (${u.status})`);
+  out.push(
+    `  checks: ${c.passed} passed, ${c.failed} failed (MUST), ${c.knownDeviations} known deviations, ${c.warnings} warnings (SHOULD/MAY), ${c.skipped} skipped, ` +
+      `${c.setupErrors} setup errors, ${c.unavailable} target unavailable, ${c.errors} harness errors; ` +
+      `${summary.requests} requests sent (budget ${summary.budget}), ${summary.billableCalls} billable`,
+  );
+  for (const e of summary.evidence) {
+    out.push(
+      `  ${e.service}: ${e.verified} of ${e.must} MUST requirements verified, ${e.failed} failed, ${e.undecided} undecided` +
+        `${e.knownDeviations ? `, ${e.knownDeviations} known deviations` : ''}${e.notExercised ? `, ${e.notExercised} not exercised` : ''}` +
+        `${e.declaredUnchecked ? `, ${e.declaredUnchecked} declared unchecked` : ''} (${e.unverifiable} cannot be observed from outside)`,
+    );
+  }
+  if (summary.grep) out.push(`  --grep ${summary.grep}: only the requirements of the selected checks are counted`);
+  out.push(verdictLine(summary));
+  return out;
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -58,7 +111,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   try {
     const parsed = parseConfig(argv, env);
     if (parsed.help) {
-      log(USAGE);
+      log(parsed.version ? VERSION : USAGE);
       return 0;
     }
     config = parsed.config;
@@ -83,12 +136,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   log(describeConfig(config, env).replace(/^/gm, '  '));
   log();
 
-  for (const o of OUTPUTS) rmSync(path.join(config.reportDir, o), { recursive: true, force: true });
-  mkdirSync(config.reportDir, { recursive: true });
+  try {
+    for (const o of OUTPUTS) rmSync(path.join(config.reportDir, o), { recursive: true, force: true });
+    mkdirSync(config.reportDir, { recursive: true });
+    writeFileSync(path.join(config.reportDir, '.write-test'), '');
+    rmSync(path.join(config.reportDir, '.write-test'));
+  } catch (e) {
+    await closeEmbedded?.();
+    process.stderr.write(`conformance: configuration error: --report-dir ${config.reportDir} cannot be written: ${(e as Error).message}\n`);
+    return 2;
+  }
   const targets: Summary['targets'] = {
     feed: config.services.includes('feed') ? (config.feedUrl ?? null) : null,
     gateway: config.services.includes('gateway') ? (config.gatewayUrl ?? null) : null,
     embedded: config.embedded,
+    ...(config.embedded ? { description: 'the embedded reference deployments of this suite, not a deployment of yours (no URL was configured)' } : {}),
   };
   const collector = new ResultCollector();
   let interrupted: string | undefined;
@@ -110,6 +172,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       interruption: interrupted,
       services: config.services,
       knownDeviations: config.knownDeviations,
+      unchecked: config.unchecked,
+      allowIncomplete: config.allowIncomplete,
+      grep: config.grep,
     });
     writeResults(config.reportDir, summary);
     return summary;
@@ -142,7 +207,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       if (problem) {
         const summary = await finish(problem);
         process.stderr.write(`conformance: ${problem}\n`);
-        log(`verdict: ${summary.verdict} — ${summary.message}; reports in ${config.reportDir}`);
+        log(verdictLine(summary));
         return summary.exitCode;
       }
     }
@@ -172,7 +237,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const htmlDir = path.join(config.reportDir, 'html');
     if (config.html) {
       try {
-        const file = await generateHtml(resultsDir, htmlDir, 'Service conformance', summary);
+        const title = config.embedded ? 'Service conformance — the embedded reference deployments (not yours)' : 'Service conformance';
+        const file = await generateHtml(resultsDir, htmlDir, title, summary);
         log(`HTML report: ${file}`);
       } catch (e) {
         process.stderr.write(`conformance: the HTML report could not be generated: ${(e as Error).message}\n`);
@@ -183,20 +249,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     log(`matrix:      ${path.join(htmlDir, 'matrix.html')}`);
     log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
     log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);
-    const c = summary.counts;
-    log(
-      `\nverdict: ${summary.verdict.toUpperCase()} — ${summary.message}\n` +
-        `  ${c.passed} passed, ${c.failed} failed (MUST), ${c.knownDeviations} known deviations, ${c.warnings} warnings (SHOULD/MAY), ${c.skipped} skipped (not configured), ` +
-        `${c.setupErrors} setup errors, ${c.unavailable} target unavailable, ${c.errors} harness errors; ` +
-        `${summary.requests} requests sent (budget ${summary.budget}), ${summary.billableCalls} billable`,
-    );
-    for (const f of summary.failures) log(`  FAIL ${f.id} [${f.requirement}]: ${f.message.split('\n')[0]}`);
-    for (const d of summary.knownDeviations) {
-      if (d.status === 'seen') log(`  KNOWN DEVIATION ${d.id}: ${d.reason}${d.link ? ` (${d.link})` : ''}`);
-      if (d.status === 'no longer seen')
-        log(`  NO LONGER SEEN ${d.id}: every check it covers passed; remove it from ${config.knownDeviationsSource ?? 'the known deviations file'}`);
-      if (d.status === 'not run') log(`  UNUSED ENTRY ${d.id}: no check it covers ran (unknown id, or filtered out)`);
-    }
+    for (const line of closingLines(summary, config.knownDeviationsSource)) log(line);
     return summary.exitCode;
   } finally {
     clearTimeout(runBound);

@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SERVICES, SPECS_DIR, createAjv, formatAjvErrors, loadProfile, readJson, type Profile, type Service } from './spec.js';
+import { SERVICES, SPECS_DIR, createAjv, formatAjvErrors, loadCatalogue, loadProfile, readJson, type Profile, type Service } from './spec.js';
+import type { DeclaredUnchecked } from './results.js';
 import { mask } from './redact.js';
 
 /** Environment variables that hold credentials. Never read from files, never printed, redacted everywhere. */
@@ -43,7 +44,11 @@ export interface RunConfig {
   html: boolean;
   /** Known deviations a deployment team keeps (validated against specs/known-deviations.schema.json). */
   knownDeviations: KnownDeviation[];
+  /** Requirements the team declares it cannot check here (the "unchecked" list of the known-deviations file). */
+  unchecked: DeclaredUnchecked[];
   knownDeviationsSource?: string;
+  /** An incomplete run (a MUST requirement undecided) exits 0 instead of 4; the verdict stays `incomplete`. */
+  allowIncomplete: boolean;
   profile: Profile;
   profileSource: string;
   realtimePath: string;
@@ -72,13 +77,21 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --run-timeout SECONDS        upper bound of the whole run (default 900)
   --shard I/N                  run the I-th of N shards (for CI jobs; merge with npm run merge-reports)
   --profile FILE               deployment profile (JSON) merged over specs/profiles/default.json
-  --known-deviations FILE      known deviations (JSON): listed failures are reported, not failed
+  --known-deviations FILE      known deviations (JSON): listed failures are reported, not failed; its
+                               "unchecked" list declares requirements this deployment cannot be checked on
+  --allow-incomplete           exit 0 even when MUST requirements were left undecided (verdict stays incomplete)
   --config FILE                JSON config file with any of these settings (no secrets)
   --no-html                    skip the HTML report (summary.json and junit.xml are still written)
   --help                       this text
 
-With no URL at all, the embedded reference deployments are started on loopback and checked.
-Secrets only from the environment: ${SECRET_VARS.join(', ')}.`;
+With no URL at all, the embedded reference deployments are started on loopback and checked (the output says
+so); a URL variable that is set but empty is a configuration error, never a fall-back to them.
+Secrets only from the environment: ${SECRET_VARS.join(', ')}.
+
+Exit status: 0 conformant (every MUST requirement checked was verified) · 1 nonconformant (a MUST failure) ·
+2 usage or configuration error · 3 error (target unreachable or unavailable, run bound reached, harness error) ·
+4 incomplete (no MUST failure, but MUST requirements were left undecided: see what would decide them) ·
+130/143 stopped by SIGINT/SIGTERM.`;
 
 interface FileConfig {
   service?: string;
@@ -97,6 +110,7 @@ interface FileConfig {
   profile?: string | Record<string, unknown>;
   html?: boolean;
   realtimePath?: string;
+  allowIncomplete?: boolean;
 }
 const FILE_KEYS = new Set<string>([
   'service',
@@ -115,6 +129,7 @@ const FILE_KEYS = new Set<string>([
   'profile',
   'html',
   'realtimePath',
+  'allowIncomplete',
 ]);
 
 function int(name: string, raw: string | number | undefined, min: number, max: number): number | undefined {
@@ -125,12 +140,20 @@ function int(name: string, raw: string | number | undefined, min: number, max: n
 }
 
 export function validateUrl(name: string, raw: string | undefined): string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  let u: URL;
+  if (raw === undefined) return undefined;
+  if (raw.trim() === '')
+    throw new ConfigError(
+      `${name} is set but empty. Set it to the deployment's base URL, or unset it; an empty value never falls back to the embedded reference deployments (a CI job whose secret is missing gets this error)`,
+    );
+  let u: URL | undefined;
   try {
     u = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} is not a URL: "${raw}" (expected e.g. https://staging.example.com)`);
+    u = undefined;
+  }
+  // "localhost:8080" parses as a URL with the scheme "localhost:": treat any non-http(s) scheme-less form alike.
+  if (!u || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    throw new ConfigError(`${name} is not a URL with a scheme: "${raw}" (expected e.g. https://staging.example.com or http://${raw.replace(/^\/+/, '')})`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must use http or https, got "${u.protocol}"`);
   if (u.username || u.password) throw new ConfigError(`${name} must not carry credentials; put keys in the environment`);
@@ -188,7 +211,7 @@ export interface KnownDeviation {
 }
 
 /** The known-deviations file, validated against its schema. An id matching nothing in a run is reported there. */
-export function loadKnownDeviations(file: string): KnownDeviation[] {
+export function loadKnownDeviations(file: string): { deviations: KnownDeviation[]; unchecked: DeclaredUnchecked[] } {
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));
@@ -197,10 +220,17 @@ export function loadKnownDeviations(file: string): KnownDeviation[] {
   }
   const validate = createAjv().compile(readJson(path.join(SPECS_DIR, 'known-deviations.schema.json')));
   if (!validate(data)) throw new ConfigError(`known deviations file ${file}: ${formatAjvErrors(validate.errors)}`);
-  return (data as { deviations: KnownDeviation[] }).deviations;
+  const d = data as { deviations?: KnownDeviation[]; unchecked?: DeclaredUnchecked[] };
+  const catalogue = loadCatalogue();
+  for (const u of d.unchecked ?? []) {
+    const r = catalogue.get(u.id);
+    if (!r) throw new ConfigError(`known deviations file ${file}: "unchecked" names ${u.id}, which is not a requirement id of either document`);
+    if (r.subject !== 'server') throw new ConfigError(`known deviations file ${file}: "unchecked" names ${u.id}, a client rule (nothing to declare)`);
+  }
+  return { deviations: d.deviations ?? [], unchecked: d.unchecked ?? [] };
 }
 
-export type ParsedArgs = { help: true } | { help: false; config: RunConfig };
+export type ParsedArgs = { help: true; version?: boolean } | { help: false; config: RunConfig };
 
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ParsedArgs {
   let values: Record<string, string | boolean | undefined>;
@@ -227,13 +257,22 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
         'known-deviations': { type: 'string' },
         config: { type: 'string' },
         'no-html': { type: 'boolean' },
+        'allow-incomplete': { type: 'boolean' },
+        version: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (e) {
-    throw new ConfigError(`${(e as Error).message.replace(/\. To specify a positional.*$/s, '')}\n\n${USAGE}`);
+    const msg = (e as Error).message.replace(/\. To specify a positional.*$/s, '');
+    // `--seed -123`: parseArgs takes -123 for an option; the value must be attached.
+    const negative = /argument missing|ambiguous|Unknown option '-\d/i.test(msg)
+      ? argv.find((a, i) => /^-\d/.test(a) && argv[i - 1]?.startsWith('--'))
+      : undefined;
+    const hint = negative ? `\n(a negative value must be attached with "=": ${argv[argv.indexOf(negative) - 1]}=${negative})` : '';
+    throw new ConfigError(`${msg}${hint}\n\n${USAGE}`);
   }
   if (values.help) return { help: true };
+  if (values.version) return { help: true, version: true };
   const s = (k: string) => values[k] as string | undefined;
 
   const configFile = s('config') ?? (env.CONFORMANCE_CONFIG || undefined);
@@ -244,8 +283,19 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
   if (serviceRaw !== 'all' && !SERVICES.includes(serviceRaw as Service)) {
     throw new ConfigError(`--service must be one of feed, gateway, all; got "${serviceRaw}"`);
   }
-  const feedUrl = validateUrl('--feed-url / FEED_BASE_URL', s('feed-url') ?? (env.FEED_BASE_URL || undefined) ?? file.feedUrl);
-  const gatewayUrl = validateUrl('--gateway-url / GATEWAY_URL', s('gateway-url') ?? (env.GATEWAY_URL || undefined) ?? file.gatewayUrl);
+  // Each source is validated as given: an empty flag or variable is an error, never "not set".
+  const feedUrl =
+    s('feed-url') !== undefined
+      ? validateUrl('--feed-url', s('feed-url'))
+      : env.FEED_BASE_URL !== undefined
+        ? validateUrl('FEED_BASE_URL', env.FEED_BASE_URL)
+        : validateUrl(`feedUrl in ${configFile}`, file.feedUrl);
+  const gatewayUrl =
+    s('gateway-url') !== undefined
+      ? validateUrl('--gateway-url', s('gateway-url'))
+      : env.GATEWAY_URL !== undefined
+        ? validateUrl('GATEWAY_URL', env.GATEWAY_URL)
+        : validateUrl(`gatewayUrl in ${configFile}`, file.gatewayUrl);
   const embedded = feedUrl === undefined && gatewayUrl === undefined;
   const wanted: Service[] = serviceRaw === 'all' ? [...SERVICES] : [serviceRaw as Service];
   // A service with no URL is skipped, unless no URL at all was given (then the embedded references serve).
@@ -265,7 +315,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
   const { profile, source } = s('profile') !== undefined ? loadProfileSetting(s('profile'), cwd) : loadProfileSetting(file.profile, fileDir);
 
   const deviationsFile = s('known-deviations') ?? (file.knownDeviations ? path.resolve(fileDir, file.knownDeviations) : undefined);
-  const knownDeviations = deviationsFile ? loadKnownDeviations(path.resolve(cwd, deviationsFile)) : [];
+  const { deviations: knownDeviations, unchecked } = deviationsFile
+    ? loadKnownDeviations(path.resolve(cwd, deviationsFile))
+    : { deviations: [], unchecked: [] };
 
   const shard = s('shard');
   if (shard !== undefined) {
@@ -293,7 +345,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     runTimeoutMs: (int('--run-timeout', s('run-timeout') ?? file.runTimeout, 10, 86_400) ?? 900) * 1000,
     html: !(values['no-html'] === true || file.html === false),
     knownDeviations,
+    unchecked,
     knownDeviationsSource: deviationsFile,
+    allowIncomplete: values['allow-incomplete'] === true || file.allowIncomplete === true,
     shard,
     profile,
     profileSource: source,
@@ -308,7 +362,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
 /** The configuration as printed at the start of a run: secrets masked. */
 export function describeConfig(c: RunConfig, env: NodeJS.ProcessEnv): string {
   const lines = [
-    `services      ${c.services.join(', ')}${c.embedded ? ' (embedded reference deployments)' : ''}`,
+    `services      ${c.services.join(', ')}${c.embedded ? ' — the EMBEDDED REFERENCE deployments, not a deployment of yours (no URL was configured)' : ''}`,
     `feed url      ${c.feedUrl ?? '(not set)'}`,
     `gateway url   ${c.gatewayUrl ?? '(not set)'}`,
     `report dir    ${c.reportDir}`,

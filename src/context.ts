@@ -10,7 +10,10 @@ import { Redactor } from './redact.js';
 import { SECRET_VARS, type RunConfig, type SecretVar } from './config.js';
 
 /** What the suites get of the run's configuration (the rest concerns only the command itself). */
-export type RunContext = Omit<RunConfig, 'html' | 'profileSource' | 'knownDeviations' | 'knownDeviationsSource' | 'shard' | 'runTimeoutMs'>;
+export type RunContext = Omit<
+  RunConfig,
+  'html' | 'profileSource' | 'knownDeviations' | 'knownDeviationsSource' | 'shard' | 'runTimeoutMs' | 'unchecked' | 'allowIncomplete'
+>;
 
 export const CONTEXT_VAR = 'CONFORMANCE_CONTEXT';
 export const EXCHANGES_FILE = 'exchanges.jsonl';

@@ -73,6 +73,11 @@ export interface CheckTools {
   notConfigured(what: string): never;
   /** End the check as skipped because the run gave it nothing to check (e.g. no 429 was seen). */
   notApplicable(why: string): never;
+  /**
+   * End the check as skipped because only a condition the suite does not provoke by default could exercise it
+   * (e.g. the rate-limit probe is off): listed as "not exercised", it does not make the run incomplete.
+   */
+  notExercised(why: string): never;
   /** Fail the check with a message (for checks that find violations by their own logic). */
   violation(message: string): never;
   /** Attach responses obtained earlier in the run (a shared probe) as this check's evidence. */
@@ -149,6 +154,9 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
       },
       notApplicable(why) {
         throw new NotConfigured(`not applicable: ${why}`);
+      },
+      notExercised(why) {
+        throw new NotConfigured(`not exercised: ${why}`);
       },
       violation(message) {
         throw new AssertionViolation(message);

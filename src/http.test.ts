@@ -98,6 +98,17 @@ describe('client rule gw-client-retry-wait: Retry-After when present, else expon
     expect(retryAfterMs('soon')).toBeUndefined();
   });
 
+  test.each(['5.5', '-5', '1 2 3', '+3', '2026-01-01T00:00:05Z', 'Thursday, 01-Jan-26 00:00:05 GMT', ''])(
+    'Retry-After "%s" is neither delay-seconds nor an IMF-fixdate: backed off as if absent, never read as a past date',
+    async (value) => {
+      expect(retryAfterMs(value)).toBeUndefined();
+      const url = await server((n, _q, res) => (n === 1 ? res.writeHead(503, { 'retry-after': value }).end() : res.writeHead(200).end()));
+      const { c, waits } = client(url, { random: () => 0 });
+      await c.send(url, { rules: clientRules('gateway') });
+      expect(waits).toEqual([clientRules('gateway').backoff!.baseMs / 2]);
+    },
+  );
+
   test('without Retry-After the waits grow exponentially, with jitter inside each step', async () => {
     const url = await server((_n, _q, res) => res.writeHead(502).end());
     const rules = clientRules('gateway');
@@ -144,6 +155,30 @@ describe('client rule gw-client-retry-cap: the number of retries is capped', () 
     await expect(c.send(url, { method: 'POST', body: {}, billable: true, rules: clientRules('gateway') })).rejects.toBeInstanceOf(TargetUnavailableError);
     expect(hits).toBe(2);
     expect(c.sent).toBe(2);
+  });
+});
+
+describe('a consistent wrong status is an answer, not an outage', () => {
+  test('a 500 to one request every time, from a target that answers others, is returned after the retries for the check to judge', async () => {
+    const url = await server((_n, req, res) => (req.url?.includes('bad') ? res.writeHead(500).end('boom') : res.writeHead(200).end('ok')));
+    const { c } = client(url);
+    expect((await c.send(url, { rules: clientRules('gateway') })).status).toBe(200);
+    const res = await c.send(`${url}/?bad=1`, { rules: clientRules('gateway') });
+    expect(res.status).toBe(500);
+    expect(res.attempts).toHaveLength(3);
+  });
+
+  test('a 503 storm stays "target unavailable" even from a target that answered before', async () => {
+    const url = await server((_n, req, res) => (req.url?.includes('bad') ? res.writeHead(503).end() : res.writeHead(200).end('ok')));
+    const { c } = client(url, { maxRetries: 1 });
+    await c.send(url, { rules: clientRules('gateway') });
+    await expect(c.send(`${url}/?bad=1`, { rules: clientRules('gateway') })).rejects.toBeInstanceOf(TargetUnavailableError);
+  });
+
+  test('a 500 from a target that has answered nothing else is still "target unavailable"', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(500).end());
+    const { c } = client(url, { maxRetries: 1 });
+    await expect(c.send(url, { rules: clientRules('gateway') })).rejects.toBeInstanceOf(TargetUnavailableError);
   });
 });
 

@@ -116,14 +116,28 @@ export function statusMatches(status: number, rules: ClientRules['retryOn']): bo
   return rules.some((r) => (r === '5xx' ? status >= 500 && status <= 599 : r === status));
 }
 
-/** Retry-After as milliseconds: delta-seconds or an HTTP date. Undefined when absent or unparseable. */
+const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * Retry-After as milliseconds (RFC 9110 10.2.3): delay-seconds (digits only) or an IMF-fixdate. Anything else
+ * ("5.5", "-5", "1 2 3", another date format) is undefined, so the caller backs off as if the header were absent.
+ */
 export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
   if (value === undefined) return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!IMF_FIXDATE.test(v)) return undefined;
   const date = Date.parse(v);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+
+/**
+ * Statuses that say the target is (temporarily) unavailable rather than answering this request: rate limited,
+ * or no upstream. Any other 5xx that persists through the retries, from a target that answers other requests
+ * normally, is the target's answer to this request: a check judges it (a malformed body answered 500 every time
+ * is a violation, not an outage).
+ */
+const UNAVAILABLE_STATUSES = [429, 502, 503];
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -147,6 +161,8 @@ export class HttpClient {
   /** Consecutive unavailable/unanswered outcomes per origin, and origins the breaker has given up on. */
   private readonly streak = new Map<string, number>();
   private readonly tripped = new Map<string, string>();
+  /** Origins that have answered a request with a status the rules do not retry: the target is up. */
+  private readonly answered = new Set<string>();
 
   constructor(opts: HttpClientOptions) {
     this.opts = opts;
@@ -259,8 +275,13 @@ export class HttpClient {
       }
       attempts.push(res.exchange);
       const retryable = rules !== undefined && statusMatches(res.status, rules.retryOn);
-      if (!retryable) return this.response(url, res, attempts);
+      if (!retryable) {
+        this.answered.add(url.origin);
+        return this.response(url, res, attempts);
+      }
       if (attempt >= this.opts.maxRetries) {
+        // The same 5xx every time from a target that answers other requests: its answer to this request.
+        if (!UNAVAILABLE_STATUSES.includes(res.status) && this.answered.has(url.origin)) return this.response(url, res, attempts);
         throw new TargetUnavailableError(
           `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
         );

@@ -15,6 +15,8 @@ const COLOURS: Record<RequirementVerdict, string> = {
   'setup error': '#9a6700',
   skipped: '#6e7781',
   'not run': '#8c959f',
+  'not exercised': '#6e7781',
+  'declared unchecked': '#6e7781',
   unverifiable: '#57606a',
   'not applicable': '#57606a',
   'client rule': '#0969da',
@@ -57,6 +59,8 @@ export function matrixHtml(s: Summary, reportPages: Map<string, string>): string
     'error',
     'setup error',
     'skipped',
+    'not exercised',
+    'declared unchecked',
     'not run',
     'client rule',
     'unverifiable',
@@ -91,7 +95,8 @@ export function matrixHtml(s: Summary, reportPages: Map<string, string>): string
     : '';
   const body = `<h1>Clause matrix</h1>
 <div class="meta">${esc(targetLine(s))} · ${esc(s.finishedAt)} · <a href="index.html">full report</a></div>
-<div class="verdict">${esc(s.verdict.toUpperCase())} — ${esc(s.message)}</div>
+<div class="verdict">${esc(s.verdict.toUpperCase())}${s.verdict === 'incomplete' && s.allowIncomplete ? ' (allowed by --allow-incomplete)' : ''} — ${esc(s.message)}</div>
+${evidenceHtml(s)}
 <p class="counts">${verdicts
     .filter((v) => count(v) > 0)
     .map((v) => `<span>${badge(v)} ${count(v)}</span>`)
@@ -100,11 +105,38 @@ ${deviations}${sections.join('')}`;
   return page('Clause matrix', body);
 }
 
+/** Per service: how many MUST requirements were verified, failed, left undecided; what would decide the rest. */
+export function evidenceHtml(s: Summary): string {
+  if (!s.evidence?.length) return '';
+  const rows = s.evidence
+    .map(
+      (e) =>
+        `<tr><td>${esc(e.service)}</td><td>${e.must}</td><td>${e.verified}</td><td>${e.failed}</td><td>${e.knownDeviations}</td><td>${e.undecided}</td><td>${e.notExercised}</td><td>${e.declaredUnchecked}</td><td>${e.unverifiable}</td></tr>`,
+    )
+    .join('');
+  const link = (id: string) => `<a href="#${esc(id)}"><code>${esc(id)}</code></a>`;
+  const failing = s.requirements.filter((q) => q.verdict === 'fail');
+  const list = (title: string, items: string[]) => (items.length ? `<h3>${esc(title)}</h3><ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : '');
+  return `<h2>Evidence: MUST requirements</h2>
+<table><thead><tr><th>service</th><th>MUST (checkable)</th><th>verified</th><th>failed</th><th>known deviations</th><th>undecided</th><th>not exercised</th><th>declared unchecked</th><th>unverifiable from outside</th></tr></thead><tbody>${rows}</tbody></table>
+${list(
+  'Failed',
+  failing.map((q) => `${link(q.id)} (${q.level}) — ${esc(q.reason ?? '')}`),
+)}${list(
+    'Undecided, and what would decide them',
+    s.undecided.map((u) => `${link(u.id)} (${u.level}, ${esc(u.verdict)}) — ${esc(u.toDecide)}`),
+  )}${list(
+    'Not exercised (only a condition the suite does not provoke by default would exercise them)',
+    s.notExercised.map((u) => `${link(u.id)} (${u.level}) — ${esc(u.why)}`),
+  )}${list(
+    'Declared unchecked',
+    s.declaredUnchecked.map((u) => `<code>${esc(u.id)}</code> — ${esc(u.reason)} (${esc(u.status)})`),
+  )}`;
+}
+
 function targetLine(s: Summary): string {
-  return (
-    [s.targets.feed && `feed ${s.targets.feed}`, s.targets.gateway && `gateway ${s.targets.gateway}`].filter(Boolean).join(', ') +
-    (s.targets.embedded ? ' (embedded reference)' : '')
-  );
+  if (s.targets.embedded) return 'the embedded reference deployments (not a deployment of yours)';
+  return [s.targets.feed && `feed ${s.targets.feed}`, s.targets.gateway && `gateway ${s.targets.gateway}`].filter(Boolean).join(', ');
 }
 
 const FAILING: RequirementVerdict[] = ['fail'];

@@ -28,10 +28,61 @@ export interface CheckResult {
   failingRequests?: FailingRequest[];
 }
 
-export type RunVerdict = 'conformant' | 'nonconformant' | 'error';
+export type RunVerdict = 'conformant' | 'nonconformant' | 'incomplete' | 'error';
+
+/** Exit status of each run verdict (2 is a usage or configuration error, before any verdict). */
+export const EXIT_CODES: Record<RunVerdict, number> = { conformant: 0, nonconformant: 1, error: 3, incomplete: 4 };
 
 export type RequirementVerdict =
-  'pass' | 'fail' | 'warning' | 'known deviation' | 'error' | 'setup error' | 'skipped' | 'not run' | 'unverifiable' | 'not applicable' | 'client rule';
+  | 'pass'
+  | 'fail'
+  | 'warning'
+  | 'known deviation'
+  | 'error'
+  | 'setup error'
+  | 'skipped'
+  | 'not exercised'
+  | 'declared unchecked'
+  | 'not run'
+  | 'unverifiable'
+  | 'not applicable'
+  | 'client rule';
+
+/** Requirement verdicts that leave a requirement undecided: neither verified nor failed. */
+export const UNDECIDED: RequirementVerdict[] = ['setup error', 'skipped', 'not run', 'error'];
+
+/** A requirement the team declared it cannot check (the "unchecked" list of the known-deviations file). */
+export interface DeclaredUnchecked {
+  id: string;
+  reason: string;
+}
+
+/** How much of one service's MUST requirements the run verified: the evidence behind the verdict. */
+export interface ServiceEvidence {
+  service: Service;
+  target: string | null;
+  /** MUST requirements on the server that can be checked from outside (unverifiable and client rules excluded). */
+  must: number;
+  verified: number;
+  failed: number;
+  knownDeviations: number;
+  undecided: number;
+  notExercised: number;
+  declaredUnchecked: number;
+  /** MUST requirements that cannot be observed from outside (each with its reason in the catalogue). */
+  unverifiable: number;
+}
+
+/** A requirement the run left undecided, and what would decide it. */
+export interface Undecided {
+  id: string;
+  service: Service;
+  level: Level;
+  verdict: RequirementVerdict;
+  checks: string[];
+  /** What would decide it: the variable to set, the data the target needs, or why it did not run. */
+  toDecide: string;
+}
 
 /** One requirement of the catalogue, with the verdict its checks reached in this run. */
 export interface RequirementResult {
@@ -40,6 +91,7 @@ export interface RequirementResult {
   document: string;
   section: string;
   level: Level;
+  subject: 'server' | 'client';
   summary: string;
   text: string;
   verdict: RequirementVerdict;
@@ -62,7 +114,7 @@ export interface Summary {
   startedAt: string;
   finishedAt: string;
   durationMs: number;
-  targets: { feed: string | null; gateway: string | null; embedded: boolean };
+  targets: { feed: string | null; gateway: string | null; embedded: boolean; description?: string };
   counts: {
     passed: number;
     failed: number;
@@ -81,6 +133,18 @@ export interface Summary {
   failures: { id: string; title: string; requirement: string; level?: Level; message: string }[];
   warnings: { id: string; title: string; requirement: string; level?: Level; message: string }[];
   notDecided: { id: string; title: string; requirement: string; verdict: Verdict; message: string }[];
+  /** Per service: MUST requirements verified, failed, undecided, not exercised, declared unchecked. */
+  evidence: ServiceEvidence[];
+  /** Requirements left undecided (MUST ones make the run incomplete), each with what would decide it. */
+  undecided: Undecided[];
+  /** Requirements only a condition the suite does not provoke by default could exercise. */
+  notExercised: { id: string; service: Service; level: Level; why: string }[];
+  /** Requirements the team declared unchecked, and whether the run decided them anyway. */
+  declaredUnchecked: (DeclaredUnchecked & { status: 'unchecked' | 'decided anyway' | 'not in this run' })[];
+  /** --allow-incomplete was given: an incomplete run exits 0 (its verdict stays `incomplete`). */
+  allowIncomplete: boolean;
+  /** --grep was given: requirements none of whose checks were selected are not counted. */
+  grep?: string;
   harnessErrors: string[];
   knownDeviations: DeviationStatus[];
   requirements: RequirementResult[];
@@ -143,6 +207,9 @@ export function summarize(
     interruption?: string;
     services?: Service[];
     knownDeviations?: KnownDeviation[];
+    unchecked?: DeclaredUnchecked[];
+    allowIncomplete?: boolean;
+    grep?: string;
   },
 ): Summary {
   const deviations = o.knownDeviations ?? [];
@@ -169,20 +236,46 @@ export function summarize(
     .filter((r) => r.verdict === 'setup-error' || r.verdict === 'unavailable' || r.verdict === 'error')
     .map((r) => ({ id: r.id, title: r.title, requirement: reqOf(r), verdict: r.verdict, message: r.message ?? '' }));
 
+  const services = o.services ?? [...new Set(results.map((r) => r.service).filter((x): x is Service => !!x))];
+  const unchecked = o.unchecked ?? [];
+  const requirements = requirementResults(results, services, unchecked);
+  // A service is judged only when checks of it ran (a shard may hold the other service's checks only).
+  const judged = services.filter((sv) => results.some((r) => r.service === sv));
+  const considered = (q: RequirementResult) => judged.includes(q.service) && q.subject === 'server' && !(o.grep && q.verdict === 'not run');
+  const undecided: Undecided[] = requirements
+    .filter((q) => considered(q) && UNDECIDED.includes(q.verdict))
+    .map((q) => ({ id: q.id, service: q.service, level: q.level, verdict: q.verdict, checks: q.checks.map((c) => c.id), toDecide: q.reason ?? '' }));
+  const notExercised = requirements
+    .filter((q) => considered(q) && q.verdict === 'not exercised')
+    .map((q) => ({ id: q.id, service: q.service, level: q.level, why: q.reason ?? '' }));
+  const evidence: ServiceEvidence[] = judged.map((sv) => {
+    const must = requirements.filter((q) => q.service === sv && q.level === 'MUST' && q.subject === 'server');
+    const n = (...v: RequirementVerdict[]) => must.filter((q) => considered(q) && v.includes(q.verdict)).length;
+    return {
+      service: sv,
+      target: sv === 'feed' ? o.targets.feed : o.targets.gateway,
+      must: must.filter((q) => q.verdict !== 'unverifiable' && q.verdict !== 'not applicable' && considered(q)).length,
+      verified: n('pass', 'warning'),
+      failed: n('fail'),
+      knownDeviations: n('known deviation'),
+      undecided: n(...UNDECIDED),
+      notExercised: n('not exercised'),
+      declaredUnchecked: n('declared unchecked'),
+      unverifiable: must.filter((q) => q.verdict === 'unverifiable' || q.verdict === 'not applicable').length,
+    };
+  });
+  const undecidedMust = undecided.filter((u) => u.level === 'MUST' && u.verdict !== 'error');
+
   let verdict: RunVerdict;
-  let exitCode: number;
   let message: string;
   if (o.unreachable) {
     verdict = 'error';
-    exitCode = 3;
     message = o.unreachable;
   } else if (counts.failed > 0) {
     verdict = 'nonconformant';
-    exitCode = 1;
     message = `${counts.failed} MUST requirement check(s) failed`;
   } else if (!o.complete || counts.unavailable > 0 || counts.errors > 0 || o.harnessErrors.length > 0) {
     verdict = 'error';
-    exitCode = 3;
     message = !o.complete
       ? `the run stopped before it finished (${o.interruption ?? 'interrupted'}); the results are partial`
       : counts.unavailable > 0
@@ -190,13 +283,27 @@ export function summarize(
         : `the suite could not run ${counts.errors + o.harnessErrors.length} check(s) (harness errors)`;
   } else if (counts.total === 0) {
     verdict = 'error';
-    exitCode = 3;
     message = 'no check ran (is --grep too narrow?)';
+  } else if (undecidedMust.length > 0) {
+    verdict = 'incomplete';
+    message = `no MUST requirement failed, but ${undecidedMust.length} MUST requirement(s) were not verified (${undecidedMust
+      .slice(0, 4)
+      .map((u) => u.id)
+      .join(', ')}${undecidedMust.length > 4 ? ', …' : ''}): see what would decide them${o.allowIncomplete ? '; exit 0 because of --allow-incomplete' : ''}`;
   } else {
     verdict = 'conformant';
-    exitCode = 0;
-    message = `no MUST requirement failed${counts.knownDeviations ? `; ${counts.knownDeviations} known deviation(s)` : ''}${counts.warnings ? `; ${counts.warnings} SHOULD/MAY warning(s)` : ''}${counts.setupErrors ? `; ${counts.setupErrors} check(s) could not be decided (setup errors)` : ''}`;
+    const verified = evidence.reduce((a, e) => a + e.verified, 0);
+    const extras = [
+      counts.knownDeviations && `${counts.knownDeviations} known deviation(s)`,
+      counts.warnings && `${counts.warnings} SHOULD/MAY warning(s)`,
+      notExercised.length && `${notExercised.length} requirement(s) not exercised`,
+      evidence.some((e) => e.declaredUnchecked) && `${evidence.reduce((a, e) => a + e.declaredUnchecked, 0)} declared unchecked`,
+      counts.setupErrors && `${counts.setupErrors} SHOULD/MAY check(s) undecided`,
+    ].filter(Boolean);
+    message = `every MUST requirement checked was verified (${verified} verified, none failed)${extras.length ? `; ${extras.join('; ')}` : ''}`;
   }
+  let exitCode = EXIT_CODES[verdict];
+  if (verdict === 'incomplete' && o.allowIncomplete) exitCode = 0;
   if (!o.complete && exitCode === 0) exitCode = 3;
   const finished = Date.now();
   return {
@@ -216,9 +323,18 @@ export function summarize(
     failures,
     warnings,
     notDecided,
+    evidence,
+    undecided,
+    notExercised,
+    declaredUnchecked: unchecked.map((u) => {
+      const q = requirements.find((x) => x.id === u.id);
+      return { ...u, status: !q || q.verdict === 'not run' ? 'not in this run' : q.verdict === 'declared unchecked' ? 'unchecked' : 'decided anyway' };
+    }),
+    allowIncomplete: o.allowIncomplete ?? false,
+    ...(o.grep ? { grep: o.grep } : {}),
     harnessErrors: o.harnessErrors,
     knownDeviations: deviations.map((d) => deviationStatus(d, results)),
-    requirements: requirementResults(results, o.services ?? [...new Set(results.map((r) => r.service).filter((s): s is Service => !!s))]),
+    requirements,
     checks: results,
   };
 }
@@ -245,13 +361,24 @@ function deviationStatus(d: KnownDeviation, results: CheckResult[]): DeviationSt
   return { ...d, status, checks: mine.map((r) => r.id) };
 }
 
-/** Every requirement of the services run, with the verdict of the checks citing it. */
-export function requirementResults(results: CheckResult[], services: Service[]): RequirementResult[] {
+/** The kind of a skip, from the reason the harness gave it. */
+function skipKind(c: CheckResult): 'not configured' | 'not exercised' {
+  return /^not (applicable|exercised):/.test(c.message ?? '') ? 'not exercised' : 'not configured';
+}
+
+/**
+ * Every requirement of the services run, with the verdict of the checks citing it. A requirement is verified
+ * ("pass") only when every check citing it decided it: one check left undecided (not configured, a setup error)
+ * leaves the requirement undecided, unless another check already found it broken.
+ */
+export function requirementResults(results: CheckResult[], services: Service[], unchecked: DeclaredUnchecked[] = []): RequirementResult[] {
   const out: RequirementResult[] = [];
+  const declared = new Map(unchecked.map((u) => [u.id, u]));
   for (const r of loadCatalogue().values()) {
     if (!services.includes(r.service)) continue;
     const mine = results.filter((c) => c.requirements.includes(r.id));
     const has = (v: Verdict) => mine.some((c) => c.verdict === v);
+    const notConfigured = mine.filter((c) => c.verdict === 'skipped' && skipKind(c) === 'not configured');
     let verdict: RequirementVerdict;
     if (mine.length === 0) verdict = r.unverifiable ? 'unverifiable' : r.notApplicable ? 'not applicable' : r.subject === 'client' ? 'client rule' : 'not run';
     else if (has('failed')) verdict = 'fail';
@@ -259,14 +386,19 @@ export function requirementResults(results: CheckResult[], services: Service[]):
     else if (has('warning')) verdict = 'warning';
     else if (has('unavailable') || has('error')) verdict = 'error';
     else if (has('setup-error')) verdict = 'setup error';
-    else if (mine.every((c) => c.verdict === 'skipped')) verdict = 'skipped';
+    else if (notConfigured.length > 0) verdict = 'skipped';
+    else if (mine.every((c) => c.verdict === 'skipped')) verdict = 'not exercised';
     else verdict = 'pass';
+    const declaration = declared.get(r.id);
+    if (declaration && UNDECIDED.includes(verdict) && verdict !== 'error') verdict = 'declared unchecked';
+    const firstReason = (f: (c: CheckResult) => boolean) => mine.find((c) => f(c) && c.message)?.message;
     out.push({
       id: r.id,
       service: r.service,
       document: r.documentTitle,
       section: r.section,
       level: r.level,
+      subject: r.subject,
       summary: r.summary,
       text: r.text,
       verdict,
@@ -278,7 +410,15 @@ export function requirementResults(results: CheckResult[], services: Service[]):
             ? r.notApplicable
             : verdict === 'client rule'
               ? 'a rule for clients: the suite keeps it, and the project tests verify that'
-              : mine.find((c) => c.verdict !== 'passed' && c.message)?.message,
+              : verdict === 'not run'
+                ? 'no check of this run cites it'
+                : verdict === 'declared unchecked'
+                  ? `declared unchecked: ${declaration!.reason}`
+                  : verdict === 'setup error'
+                    ? firstReason((c) => c.verdict === 'setup-error')
+                    : verdict === 'skipped'
+                      ? firstReason((c) => c.verdict === 'skipped' && skipKind(c) === 'not configured')
+                      : firstReason((c) => c.verdict !== 'passed'),
       knownDeviation: mine.find((c) => c.knownDeviation)?.knownDeviation,
     });
   }
@@ -287,7 +427,8 @@ export function requirementResults(results: CheckResult[], services: Service[]):
 
 const xml = (s: string) =>
   s
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '')
+    // Characters XML 1.0 forbids: C0 controls but tab/LF/CR, U+FFFE/U+FFFF, and unpaired surrogates.
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
