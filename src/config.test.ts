@@ -34,7 +34,11 @@ describe('configuration', () => {
   });
 
   test.each([
-    [['--feed-url', 'not a url'], /--feed-url \/ FEED_BASE_URL is not a URL/],
+    [['--feed-url', 'not a url'], /--feed-url is not a URL with a scheme/],
+    [['--feed-url', 'localhost:8080'], /--feed-url is not a URL with a scheme: "localhost:8080" \(expected e\.g\. .* or http:\/\/localhost:8080\)/],
+    [['--gateway-url', 'gw.example.com'], /--gateway-url is not a URL with a scheme/],
+    [['--feed-url', ''], /--feed-url is set but empty/],
+    [['--seed', '-123'], /--seed=-123/],
     [['--feed-url', 'ftp://x.invalid'], /must use http or https/],
     [['--feed-url', 'https://u:p@x.invalid'], /must not carry credentials/],
     [['--service', 'mail'], /--service must be one of feed, gateway, all/],
@@ -46,6 +50,32 @@ describe('configuration', () => {
   ])('%j is refused with a message naming the setting', (argv, message) => {
     expect(() => parseConfig(argv, {})).toThrow(ConfigError);
     expect(() => parseConfig(argv, {})).toThrow(message);
+  });
+
+  test.each([
+    [{ FEED_BASE_URL: '' }, /FEED_BASE_URL is set but empty.*never falls back to the embedded reference deployments/],
+    [{ GATEWAY_URL: '' }, /GATEWAY_URL is set but empty/],
+    [{ FEED_BASE_URL: '', GATEWAY_URL: '' }, /FEED_BASE_URL is set but empty/],
+    [{ GATEWAY_URL: 'localhost:8080' }, /GATEWAY_URL is not a URL with a scheme/],
+  ])('%j (what a CI job with missing secrets gets) is a configuration error, never the embedded references', (env, message) => {
+    expect(() => parseConfig([], env)).toThrow(ConfigError);
+    expect(() => parseConfig([], env)).toThrow(message);
+  });
+
+  test('--allow-incomplete and the declared "unchecked" list are read; an unknown or client-rule id there is refused', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const good = path.join(dir, 'k.json');
+    writeFileSync(good, JSON.stringify({ deviations: [], unchecked: [{ id: 'gw-key-ip-allow-list', reason: 'no second egress IP in CI' }] }));
+    const c = cfg(['--known-deviations', good, '--allow-incomplete']);
+    expect(c.unchecked).toEqual([{ id: 'gw-key-ip-allow-list', reason: 'no second egress IP in CI' }]);
+    expect(c.allowIncomplete).toBe(true);
+    expect(cfg([]).allowIncomplete).toBe(false);
+    const unknown = path.join(dir, 'u.json');
+    writeFileSync(unknown, JSON.stringify({ unchecked: [{ id: 'gw-no-such-rule', reason: 'whatever' }] }));
+    expect(() => parseConfig(['--known-deviations', unknown], {})).toThrow(/gw-no-such-rule, which is not a requirement id/);
+    const client = path.join(dir, 'c.json');
+    writeFileSync(client, JSON.stringify({ unchecked: [{ id: 'gw-client-retry-cap', reason: 'whatever' }] }));
+    expect(() => parseConfig(['--known-deviations', client], {})).toThrow(/a client rule/);
   });
 
   test('a config file holding a secret, or an unknown setting, is refused', () => {
