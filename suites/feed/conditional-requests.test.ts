@@ -1,12 +1,16 @@
 /**
  * content-feed-service.md — What the service does / Endpoints: ETag, Cache-Control and conditional requests,
  * on every operation. Each operation is probed once (GET, GET again, GET with If-None-Match) and the checks
- * below share that probe, so no URL is fetched more than three times.
+ * below share that probe. "Unchanged" is judged the way a cache judges it: a 200 whose ETag matches the one
+ * sent says the representation is unchanged, whatever per-request fields (a snapshot's `asOf`) its body carries.
  */
 import { describe } from 'vitest';
-import { check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
-import { FEED_OPERATIONS, MAY_BE_ABSENT, operationProbe, type FeedOperation, type OperationProbe as Probe } from '../../src/feed.js';
+import { randomBytes } from 'node:crypto';
+import { check, expect, fail, precondition, PreconditionFailed } from '../../src/harness.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, once, operationProbe, type FeedOperation, type OperationProbe as Probe } from '../../src/feed.js';
 import { ENTITY_TAG, isWeak, sMaxAge, weakMatch } from '../../src/caching.js';
+import { rawGet } from '../../src/raw-http.js';
+import { http } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
 
 async function ok200(op: FeedOperation, cite: (...r: HttpResponse[]) => void): Promise<Probe> {
@@ -17,6 +21,55 @@ async function ok200(op: FeedOperation, cite: (...r: HttpResponse[]) => void): P
   }
   expect(p.first.status, `${op.operationId} should answer 200`).toBe(200);
   return p;
+}
+
+/** Conditional requests after the probe's own, when the content moved on between requests. */
+const EXTRA_REVALIDATIONS = 3;
+
+/** One conditional request: the entity-tag sent and what came back. */
+interface Step {
+  sent: string;
+  res: HttpResponse;
+}
+
+interface Revalidation {
+  /** Every response of the series in order (the probe's two plain GETs, then each conditional GET). */
+  responses: HttpResponse[];
+  steps: Step[];
+  /** The first 304, if any. */
+  notModified?: Step;
+  /** A 200 that carried the very entity-tag it was asked about: the server says unchanged, yet sent it again. */
+  unchangedButFull?: Step;
+}
+
+/**
+ * The probe's conditional GET and, while the answer is a 200 with a new ETag (the content moved on), up to
+ * EXTRA_REVALIDATIONS more with the newest ETag: what a polling cache would do. Shared by the checks below.
+ */
+function revalidation(op: FeedOperation, p: Probe): Promise<Revalidation> {
+  return once(`revalidation:${op.operationId}`, async () => {
+    const out: Revalidation = { responses: [p.first, p.again], steps: [] };
+    const etag = p.first.header('etag');
+    if (!etag || !p.conditional) return out;
+    const { path, query } = await op.resolve();
+    let step: Step = { sent: etag, res: p.conditional };
+    for (let extra = 0; ; extra++) {
+      out.steps.push(step);
+      out.responses.push(step.res);
+      if (step.res.status === 304) {
+        out.notModified = step;
+        return out;
+      }
+      const next = step.res.header('etag');
+      if (step.res.status !== 200 || !next) return out;
+      if (weakMatch(next, step.sent)) {
+        out.unchangedButFull = step;
+        return out;
+      }
+      if (extra >= EXTRA_REVALIDATIONS) return out;
+      step = { sent: next, res: await feedGet(path, { query, headers: { 'if-none-match': next } }) };
+    }
+  });
 }
 
 describe('conditional requests on every operation', () => {
@@ -55,9 +108,25 @@ describe('conditional requests on every operation', () => {
       async (t) => {
         const p = await ok200(op, t.cite);
         precondition(p.conditional, 'the 200 carried no ETag to send back (reported by the ETag and Cache-Control check)');
-        if (p.again.body !== p.first.body)
-          throw new PreconditionFailed('setup error (precondition): the content changed between two requests; an unchanged resource is needed');
-        expect(p.conditional.status, `If-None-Match: ${p.first.header('etag')} on an unchanged resource`).toBe(304);
+        const r = await revalidation(op, p);
+        t.cite(...r.responses);
+        t.observe('bodies of the two plain GETs', p.again.body === p.first.body ? 'identical' : 'different (per-request fields or new content)');
+        if (r.notModified) {
+          t.observe('conditional GETs until a 304', String(r.steps.indexOf(r.notModified) + 1));
+          return;
+        }
+        if (r.unchangedButFull)
+          fail(
+            `If-None-Match: ${r.unchangedButFull.sent} answered ${r.unchangedButFull.res.status} with that same ETag: the server says the representation is unchanged, so the answer must be 304`,
+          );
+        const last = r.steps[r.steps.length - 1]!;
+        if (last.res.status !== 200) fail(`If-None-Match: ${last.sent} answered ${last.res.status}; expected 304 (or 200 with new content)`);
+        if (!last.res.header('etag')) fail(`If-None-Match: ${last.sent} answered 200 without an ETag to revalidate with`);
+        const tags = [p.first.header('etag'), ...r.steps.map((s) => s.res.header('etag'))];
+        fail(
+          `the ETag changed on every one of ${tags.length} successive requests (${tags.join(', ')}) and no If-None-Match got a 304: ` +
+            'a polling client never sees the unchanged resource the document answers with 304',
+        );
       },
     );
 
@@ -69,11 +138,32 @@ describe('conditional requests on every operation', () => {
       },
       async (t) => {
         const p = await ok200(op, t.cite);
-        precondition(p.conditional?.status === 304, 'no 304 was obtained (reported by the If-None-Match check)');
-        // The empty body is not asserted: a 304 ends at its header section (RFC 9112 6.3), so no HTTP client can
-        // observe a body on one. See the note on feed-304-headers-empty-body.
-        expectEntityTag(p.conditional.header('etag'), '304 ETag');
-        expect(p.conditional.header('cache-control'), '304 Cache-Control').toBeTruthy();
+        const r = await revalidation(op, p);
+        t.cite(...r.responses);
+        precondition(r.notModified, 'no 304 was obtained (reported by the If-None-Match check)');
+        const nm = r.notModified.res;
+        expectEntityTag(nm.header('etag'), '304 ETag');
+        expect(nm.header('cache-control'), '304 Cache-Control').toBeTruthy();
+        // No HTTP client shows a body on a 304 (it ends at its header section, RFC 9112 6.3): read the wire.
+        const { path, query } = await op.resolve();
+        const url = http().buildUrl(feedUrl(path), query);
+        let sent = nm.header('etag')!;
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const raw = await rawGet(url, { 'if-none-match': sent }, 'feed');
+          if (raw.status === 304) {
+            t.observe('bytes after the 304 header section', String(raw.after.length));
+            if (raw.after.length > 0)
+              fail(
+                `a 304 (read from its own connection) was followed by ${raw.after.length} byte(s) after its header section: ` +
+                  `${JSON.stringify(raw.after.subarray(0, 160).toString('utf8'))}; a 304 has an empty body`,
+              );
+            return;
+          }
+          const next = raw.headers.etag;
+          if (raw.status !== 200 || !next) break;
+          sent = next;
+        }
+        throw new PreconditionFailed('setup error (precondition): a conditional GET on a connection of its own gave no 304 (the content changed twice)');
       },
     );
 
@@ -81,11 +171,84 @@ describe('conditional requests on every operation', () => {
       { id: `feed-etag-stable-${kebab(name)}`, title: `${name}: the ETag stays the same while the content does`, requirements: ['feed-etag-stable'] },
       async (t) => {
         const p = await ok200(op, t.cite);
-        const [a, b] = [p.first.header('etag'), p.again.header('etag')];
-        precondition(a && b, 'the 200 carried no ETag (reported by the ETag and Cache-Control check)');
-        if (p.again.body !== p.first.body)
-          throw new PreconditionFailed('setup error (precondition): the content changed between two requests; an unchanged resource is needed');
-        if (!weakMatch(a, b)) t.violation(`identical content got two ETags: ${a} then ${b}`);
+        precondition(p.first.header('etag'), 'the 200 carried no ETag (reported by the ETag and Cache-Control check)');
+        const r = await revalidation(op, p);
+        t.cite(...r.responses);
+        // What a client can observe of "unchanged": byte-identical bodies, or the server's own 304.
+        const full = r.responses.filter((x) => x.status === 200 && x.header('etag'));
+        let observed = 0;
+        for (let i = 0; i < full.length; i++)
+          for (let j = i + 1; j < full.length; j++) {
+            const [a, b] = [full[i]!, full[j]!];
+            if (a.body !== b.body) continue;
+            observed++;
+            if (!weakMatch(a.header('etag')!, b.header('etag')!)) t.violation(`identical content got two ETags: ${a.header('etag')} then ${b.header('etag')}`);
+          }
+        if (r.notModified) {
+          observed++;
+          const tag = r.notModified.res.header('etag');
+          if (tag && !weakMatch(tag, r.notModified.sent))
+            t.violation(`a 304 to If-None-Match: ${r.notModified.sent} (content unchanged) carried another ETag: ${tag}`);
+        }
+        precondition(observed > 0, 'no two responses showed unchanged content (every body differed and no 304 came back; reported by the If-None-Match check)');
+      },
+    );
+  }
+});
+
+/**
+ * RFC 9110 13.1.2: If-None-Match is a list of entity-tags compared weakly, or "*". Checked on the operations
+ * polled most (one request per form each, within the run's budget).
+ */
+const FORMS_ON = new Set(['listItems', 'hotTopics', 'selectedChanges']);
+
+describe('If-None-Match is read as HTTP defines it', () => {
+  for (const op of FEED_OPERATIONS.filter((o) => FORMS_ON.has(o.operationId))) {
+    const name = op.operationId;
+    check(
+      {
+        id: `feed-if-none-match-forms-${kebab(name)}`,
+        title: `${name}: If-None-Match as a list, in weak form or "*" answers 304; a tag that does not match answers 200`,
+        requirements: ['feed-shared-params'],
+      },
+      async (t) => {
+        const p = await ok200(op, t.cite);
+        const r = await revalidation(op, p);
+        t.cite(...r.responses);
+        precondition(r.notModified, 'If-None-Match with the exact current ETag gave no 304 (reported by the If-None-Match check)');
+        let current = r.notModified.res.header('etag') ?? r.notModified.sent;
+        const { path, query } = await op.resolve();
+        const other = () => `"not-current-${randomBytes(6).toString('hex')}"`;
+        const opaque = (tag: string) => tag.replace(/^W\//, '');
+        const forms: [string, (tag: string) => string][] = [
+          ['a list that contains the current ETag', (tag) => `${other()}, ${tag}, ${other()}`],
+          [
+            isWeak(current) ? 'the strong form of the current weak ETag' : 'the weak form W/"…" of the current ETag',
+            (tag) => (isWeak(tag) ? opaque(tag) : `W/${tag}`),
+          ],
+          ['"*"', () => '*'],
+        ];
+        const failures: string[] = [];
+        for (const [label, value] of forms) {
+          for (let attempt = 0; ; attempt++) {
+            const sent = value(current);
+            const res = await feedGet(path, { query, headers: { 'if-none-match': sent } });
+            if (res.status === 304) break;
+            const tag = res.header('etag');
+            if (res.status === 200 && tag && !weakMatch(tag, current) && attempt === 0) {
+              current = tag; // the content moved on: ask again with the new tag
+              continue;
+            }
+            if (res.status === 200 && tag && !weakMatch(tag, current))
+              throw new PreconditionFailed('setup error (precondition): the content changed twice while If-None-Match forms were tried');
+            failures.push(`${label} (If-None-Match: ${sent}) answered ${res.status}, expected 304`);
+            break;
+          }
+        }
+        const miss = other();
+        const res = await feedGet(path, { query, headers: { 'if-none-match': miss } });
+        if (res.status !== 200) failures.push(`an entity-tag that does not match (If-None-Match: ${miss}) answered ${res.status}, expected 200`);
+        if (failures.length) fail(failures.join('; '));
       },
     );
   }
