@@ -115,18 +115,21 @@ export function unknownModel(): string {
   return `conformance-no-such-model-${randomBytes(5).toString('hex')}`;
 }
 
-/** A minimal, token-capped request body of an operation, naming `model`. */
-export function minimalBody(operationId: string, model: string, maxTokens = 16): unknown {
+/**
+ * A minimal, token-capped request body of an operation, naming `model`. `maxTokens: null` leaves the cap out where
+ * the document makes it optional (vendor A chat completions): the prompt needs one word.
+ */
+export function minimalBody(operationId: string, model: string, maxTokens: number | null = 16): unknown {
   const prompt = 'Reply with the single word OK.';
   switch (operationId) {
     case 'chatCompletions':
-      return { model, messages: [{ role: 'user', content: prompt }], max_tokens: maxTokens };
+      return { model, messages: [{ role: 'user', content: prompt }], ...(maxTokens === null ? {} : { max_tokens: maxTokens }) };
     case 'responses':
-      return { model, input: prompt, max_output_tokens: maxTokens };
+      return { model, input: prompt, max_output_tokens: maxTokens ?? 16 };
     case 'messages':
-      return { model, max_tokens: maxTokens, messages: [{ role: 'user', content: prompt }] };
+      return { model, max_tokens: maxTokens ?? 16, messages: [{ role: 'user', content: prompt }] };
     case 'generateContent':
-      return { contents: [{ parts: [{ text: prompt }] }], generationConfig: { maxOutputTokens: maxTokens } };
+      return { contents: [{ parts: [{ text: prompt }] }], generationConfig: { maxOutputTokens: maxTokens ?? 16 } };
     default:
       return undefined;
   }
@@ -316,18 +319,192 @@ export async function withRecordedGlobalFetch<T>(f: () => Promise<T>): Promise<T
   }
 }
 
+// ---------------------------------------------------------------- the configured key, verified once
+
+export interface KeyCheck {
+  refused: boolean;
+  /** The answers of the authentication check, one per form tried. */
+  responses: HttpResponse[];
+  message?: string;
+}
+
 /**
- * The numbers a 429's message states (the window in minutes and the maximum count, for a per-user limit). The
- * message is read from either envelope; a trailing "(request id: …)" is not part of the statement.
+ * GATEWAY_API_KEY on the authentication check (GET /v1/models), in each form the document lists there, once per
+ * run. The key counts as refused only when every form is refused (401/403): a deployment that ignores one form is
+ * then failed by that form's checks, not excused. A refused key leaves the checks that need a valid key undecided
+ * with one message, instead of reporting each of them as a failure of the deployment.
  */
-export function statedNumbers(body: string): string[] {
+export function verifyApiKey(): Promise<KeyCheck> {
+  return once('gateway-api-key-verified', async () => {
+    const key = secret('GATEWAY_API_KEY');
+    if (!key) return { refused: false, responses: [] };
+    const responses: HttpResponse[] = [];
+    for (const form of ['bearer', 'xApiKey', 'vendorCKey', 'queryKey'] as const) {
+      const res = await gatewayGet('/v1/models', placeKey(form, key));
+      responses.push(res);
+      if (res.status !== 401 && res.status !== 403) return { refused: false, responses };
+    }
+    const statuses = [...new Set(responses.map((r) => r.status))].join('/');
+    return {
+      refused: true,
+      responses,
+      message:
+        `GATEWAY_API_KEY was refused with ${statuses} on GET /v1/models (the authentication check) in every form the document lists there ` +
+        `(${Object.values(FORM_LABEL).join(', ')}): check the key; if the key is valid, the deployment is refusing valid keys`,
+    };
+  });
+}
+
+/** GATEWAY_API_KEY, verified: not configured, or refused on the authentication check, ends the check as skipped. */
+export async function requireValidKey(t: CheckTools): Promise<string> {
+  const key = requireKey(t, 'GATEWAY_API_KEY');
+  const v = await verifyApiKey();
+  if (v.refused) {
+    t.cite(...v.responses);
+    t.notConfigured(v.message!);
+  }
+  return key;
+}
+
+// ---------------------------------------------------------------- what "accepted" means on each path
+
+export interface Judged {
+  kind: 'accepted' | 'refused' | 'other';
+  /** What was seen, for messages. */
+  what: string;
+}
+
+/** The error code of a body read where either envelope carries it, without judging the envelope. */
+export function looseErrorCodes(body: string): unknown[] {
+  try {
+    const e = field(JSON.parse(body) as unknown, 'error');
+    if (typeof e !== 'object' || e === null) return [];
+    return [(e as Record<string, unknown>).code, (e as Record<string, unknown>).type];
+  } catch {
+    return [];
+  }
+}
+
+/** What a successful answer is on `op`, for messages. */
+export function documentedSuccess(op: GatewayOperation): string {
+  return op.operationId === 'listModels'
+    ? '200 with a data array'
+    : 'a 2xx generation, or for an unknown model the documented answer of an authenticated request (code model_not_found)';
+}
+
+/**
+ * Whether an answer on `op` is the documented success of an authenticated request: GET /v1/models answers 200 with
+ * a `data` array; a generation path answers 2xx, or, for a request naming an unknown model, the error the document
+ * gives such a request ("an error whose code is model_not_found"), which a gateway only reaches past the key.
+ * 401/403 is a refusal; anything else (a 404 of a missing path, a 500) is neither.
+ */
+export function judge(res: HttpResponse, op: GatewayOperation): Judged {
+  if (res.status === 401 || res.status === 403) return { kind: 'refused', what: `refused with ${res.status}` };
+  if (op.operationId === 'listModels') {
+    let data: unknown;
+    try {
+      data = field(JSON.parse(res.body) as unknown, 'data');
+    } catch {
+      data = undefined;
+    }
+    if (res.status === 200 && Array.isArray(data)) return { kind: 'accepted', what: '200 with a data array' };
+    return { kind: 'other', what: res.status === 200 ? '200 without a data array' : `status ${res.status}` };
+  }
+  if (res.status >= 200 && res.status < 300) return { kind: 'accepted', what: `${res.status} (a generation result)` };
+  if (looseErrorCodes(res.body).includes('model_not_found')) return { kind: 'accepted', what: `${res.status} with code model_not_found` };
+  const codes = looseErrorCodes(res.body).filter((c) => typeof c === 'string');
+  return { kind: 'other', what: `status ${res.status}${codes.length ? ` (${codes.join(', ')})` : ''}` };
+}
+
+/** The request of the key-placement checks: `op` naming an unknown model (nothing generates), the key placed as given. */
+export function unknownModelRequest(op: GatewayOperation, placement: Pick<SendOptions, 'headers' | 'query'> | undefined): Promise<HttpResponse> {
+  const model = unknownModel();
+  return gatewaySend(op.path(model), {
+    method: op.method,
+    headers: { ...protocolHeaders(op.operationId), ...(placement?.headers ?? {}) },
+    query: placement?.query,
+    body: minimalBody(op.operationId, model),
+    // The answer is an error either way: a 5xx is that answer, not unavailability.
+    retry: 'rate-limits',
+  });
+}
+
+/** The control of the negative checks: the unknown-model request of `op` with the key in Authorization: Bearer. */
+export function bearerControl(op: GatewayOperation, key: string): Promise<HttpResponse> {
+  return once(`bearer-control:${op.operationId}`, () => unknownModelRequest(op, placeKey('bearer', key)));
+}
+
+/**
+ * The small generation of a protocol, once per run, with the key in Authorization: Bearer (valid on all paths).
+ * Chat completions are sent without max_tokens (optional on vendor A), so the run's billable calls also show that.
+ */
+export function minimalGeneration(op: GatewayOperation, key: string, model: string): Promise<HttpResponse> {
+  return once(`generation:${op.operationId}`, () =>
+    gatewaySend(op.path(model), {
+      method: op.method,
+      headers: { ...placeKey('bearer', key).headers, ...protocolHeaders(op.operationId) },
+      body: minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16),
+      billable: true,
+    }),
+  );
+}
+
+/** The realtime handshake with the key in the three subprotocols, once per run (the control of the realtime refusals). */
+export function realtimeControl(key: string, model: string): Promise<WsOutcome> {
+  return once('realtime-control', () => openRealtime({ protocols: realtimeProtocols(key), model }));
+}
+
+export function realtimeProtocols(key: string): string[] {
+  return [gw().realtimeProtocol, `${gw().realtimeKeyProtocolPrefix}${key}`, gw().realtimeBetaProtocol];
+}
+
+// ---------------------------------------------------------------- what error bodies state
+
+/**
+ * The window (in minutes) and the maximum count a per-user 429 states, read from its message: the window is a
+ * number followed by a minute unit (or "per minute", a window of 1), the count is another number. Units in the
+ * languages real deployments use. A trailing "(request id: …)" is not part of the statement.
+ */
+export function statedLimit(body: string): { windowMinutes?: number; max?: number; numbers: string[] } {
   let text = body;
   try {
-    const parsed = JSON.parse(body) as unknown;
-    const m = field(parsed, 'error.message');
+    const m = field(JSON.parse(body) as unknown, 'error.message');
     if (typeof m === 'string') text = m;
   } catch {
     // not JSON: read the raw body
   }
-  return text.replace(/\(request id:[^)]*\)/gi, '').match(/\d+/g) ?? [];
+  text = text.replace(/\(request id:[^)]*\)/gi, '');
+  const numbers = text.match(/\d+/g) ?? [];
+  const unit = /(\d+)\s*-?\s*(?:minutes?|mins?\b|分钟|分鐘|minutos?|minuten?|minuti|minuty)/i.exec(text);
+  const perMinute = /\bper\s+minute\b|每分钟|每分鐘|pro\s+minute|por\s+minuto/i.test(text);
+  const windowMinutes = unit ? Number(unit[1]) : perMinute ? 1 : undefined;
+  const rest = unit ? text.slice(0, unit.index) + text.slice(unit.index + unit[0].length) : text;
+  const count = (rest.match(/\d+/g) ?? []).map(Number).find((n) => n > 0);
+  return { windowMinutes, max: count, numbers };
+}
+
+/** Credential-shaped strings: sk- keys (vendor A and B formats included), bearer tokens, vendor C keys, and secrets the suite redacted. */
+const CREDENTIAL_SHAPES: RegExp[] = [
+  /\bsk-[A-Za-z0-9_-]{6,}/g,
+  /\bBearer\s+(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*/gi,
+  /\bAIza[0-9A-Za-z_-]{20,}/g,
+  /\bpat-[A-Za-z0-9_-]{12,}/g,
+  // A secret of the run that the suite itself replaced while recording: the body carried it.
+  /\$(?:GATEWAY_[A-Z_]+|CONFORMANCE_CANARY_KEY)\b/g,
+];
+
+/** Every credential-shaped fragment of `text`, each shown redacted (its first characters and its length only). */
+export function credentialFragments(text: string): string[] {
+  const out: string[] = [];
+  for (const re of CREDENTIAL_SHAPES) {
+    for (const m of text.matchAll(re)) {
+      const f = m[0];
+      out.push(
+        f.startsWith('$')
+          ? `${f} (a configured secret, replaced by the suite)`
+          : `${f.slice(0, Math.min(6, f.length - 4))}… (${f.length} characters, redacted)`,
+      );
+    }
+  }
+  return out;
 }

@@ -13,15 +13,14 @@ import {
   gatewaySend,
   minimalBody,
   protocolHeaders,
-  requireKey,
+  requireValidKey,
   typeNames,
   unknownModel,
 } from '../../src/gateway.js';
 
 /** Errors of each protocol, provoked without generating anything. */
-const samples = () =>
+const samples = (key: string) =>
   once('gateway-error-samples', async () => {
-    const key = process.env.GATEWAY_API_KEY ?? '';
     const model = unknownModel();
     const vendorA = [
       await gatewaySend('/v1/models', { method: 'GET', headers: { authorization: `Bearer sk-conformance-invalid-${randomBytes(6).toString('hex')}` } }),
@@ -54,8 +53,7 @@ describe('error envelopes', () => {
   check(
     { id: 'gw-vendor-a-error-shape', title: 'vendor A errors are {error: {message, type, param, code}}', requirements: ['gw-error-shape-vendor-a'] },
     async (t) => {
-      requireKey(t, 'GATEWAY_API_KEY');
-      const { vendorA } = await samples();
+      const { vendorA } = await samples(await requireValidKey(t));
       t.cite(...vendorA);
       for (const res of vendorA) {
         expect(res.status, `${new URL(res.url).pathname} should fail`).toBeGreaterThanOrEqual(400);
@@ -71,8 +69,7 @@ describe('error envelopes', () => {
       requirements: ['gw-error-shape-vendor-b'],
     },
     async (t) => {
-      requireKey(t, 'GATEWAY_API_KEY');
-      const { vendorB } = await samples();
+      const { vendorB } = await samples(await requireValidKey(t));
       t.cite(...vendorB);
       for (const res of vendorB) {
         expect(res.status, '/v1/messages should fail').toBeGreaterThanOrEqual(400);
@@ -82,8 +79,7 @@ describe('error envelopes', () => {
   );
 
   check({ id: 'gw-error-type-from-table', title: "error.type is one of the type table's values", requirements: ['gw-error-type-values'] }, async (t) => {
-    requireKey(t, 'GATEWAY_API_KEY');
-    const { vendorA } = await samples();
+    const { vendorA } = await samples(await requireValidKey(t));
     t.cite(...vendorA);
     const { deployed } = typeNames();
     for (const res of vendorA) {
@@ -95,8 +91,7 @@ describe('error envelopes', () => {
   check(
     { id: 'gw-error-code-from-tables', title: "when type is gateway_error, code is one of the code tables' values", requirements: ['gw-error-code-values'] },
     async (t) => {
-      requireKey(t, 'GATEWAY_API_KEY');
-      const { vendorA } = await samples();
+      const { vendorA } = await samples(await requireValidKey(t));
       t.cite(...vendorA);
       const codes = await gatewayCodes();
       let seen = 0;

@@ -5,12 +5,12 @@
 import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { check, expect, jsonBody } from '../../src/harness.js';
-import { gatewayGet, requireKey } from '../../src/gateway.js';
+import { gatewayGet, requireValidKey } from '../../src/gateway.js';
 import { componentSchema, formatAjvErrors, validator } from '../../src/spec.js';
 
 describe('GET /v1/models, the authentication check', () => {
   check({ id: 'gw-models-valid-key', title: 'a valid key gets 200 with a data array', requirements: ['gw-models-auth-check'] }, async (t) => {
-    const key = requireKey(t, 'GATEWAY_API_KEY');
+    const key = await requireValidKey(t);
     const res = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` } });
     expect(res.status, 'GET /v1/models with a valid key').toBe(200);
     const validate = validator(await componentSchema('gateway', 'ModelList'));

@@ -11,7 +11,7 @@ import type AnthropicClient from '@anthropic-ai/sdk';
 
 import { check, expect } from '../../src/harness.js';
 import { baseUrl, runContext } from '../../src/context.js';
-import { chosenModel, gw, recordingFetch, requireKey, sdkCall, unknownModel, withRecordedGlobalFetch } from '../../src/gateway.js';
+import { chosenModel, gw, recordingFetch, requireValidKey, sdkCall, unknownModel, withRecordedGlobalFetch } from '../../src/gateway.js';
 
 const timeout = () => runContext().timeoutMs;
 // Loaded when a check needs them: a run that skips these checks does not pay for the SDKs.
@@ -31,7 +31,7 @@ describe('vendor A official client (openai)', () => {
       requirements: ['gw-sdk-vendor-a'],
     },
     async (t) => {
-      const client = await openai(requireKey(t, 'GATEWAY_API_KEY'));
+      const client = await openai(await requireValidKey(t));
       const models = await sdkCall('models.list()', () => client.models.list());
       expect(models.data.length, 'models listed').toBeGreaterThan(0);
       const model = await chosenModel();
@@ -49,7 +49,7 @@ describe('vendor A official client (openai)', () => {
       requirements: ['gw-sdk-vendor-a', 'gw-models-bad-credential-401'],
     },
     async (t) => {
-      requireKey(t, 'GATEWAY_API_KEY');
+      await requireValidKey(t);
       const { AuthenticationError } = await OpenAI();
       await expect((await openai(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
     },
@@ -62,7 +62,7 @@ describe('vendor A official client (openai)', () => {
       requirements: ['gw-sdk-vendor-a', 'gw-unknown-model-404'],
     },
     async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const key = await requireValidKey(t);
       const { NotFoundError } = await OpenAI();
       const missing = (await openai(key)).chat.completions.create({ model: unknownModel(), messages: [{ role: 'user', content: 'OK' }], max_tokens: 16 });
       await expect(missing).rejects.toBeInstanceOf(NotFoundError);
@@ -78,7 +78,7 @@ describe('vendor B official client (@anthropic-ai/sdk)', () => {
       requirements: ['gw-sdk-vendor-b'],
     },
     async (t) => {
-      const client = await anthropic(requireKey(t, 'GATEWAY_API_KEY'));
+      const client = await anthropic(await requireValidKey(t));
       const models = await sdkCall('models.list()', () => client.models.list());
       expect(models.data.length, 'models listed').toBeGreaterThan(0);
       const model = await chosenModel();
@@ -96,7 +96,7 @@ describe('vendor B official client (@anthropic-ai/sdk)', () => {
       requirements: ['gw-sdk-vendor-b', 'gw-models-bad-credential-401'],
     },
     async (t) => {
-      requireKey(t, 'GATEWAY_API_KEY');
+      await requireValidKey(t);
       const { AuthenticationError } = await Anthropic();
       await expect((await anthropic(bogus())).models.list()).rejects.toBeInstanceOf(AuthenticationError);
     },
@@ -109,7 +109,7 @@ describe('vendor B official client (@anthropic-ai/sdk)', () => {
       requirements: ['gw-sdk-vendor-b', 'gw-unknown-model-404'],
     },
     async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const key = await requireValidKey(t);
       const { NotFoundError } = await Anthropic();
       const missing = (await anthropic(key)).messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
       await expect(missing).rejects.toBeInstanceOf(NotFoundError);
@@ -125,7 +125,7 @@ describe('vendor C client (@google/genai)', () => {
       requirements: ['gw-generate-content', 'gw-auth-vendorc-header'],
     },
     async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const key = await requireValidKey(t);
       const { GoogleGenAI } = await import('@google/genai');
       const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: baseUrl('gateway'), headers: { [gw().vendorCKeyHeader]: key }, timeout: timeout() } });
       const model = await chosenModel();

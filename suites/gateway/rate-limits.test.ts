@@ -6,7 +6,7 @@ import { describe } from 'vitest';
 import { check, expect } from '../../src/harness.js';
 import { runContext } from '../../src/context.js';
 import { retryAfterMs } from '../../src/http.js';
-import { gatewayGet, gatewaySend, minimalBody, requireKey, statedNumbers, unknownModel } from '../../src/gateway.js';
+import { gatewayGet, gatewaySend, minimalBody, requireKey, requireValidKey, statedLimit, unknownModel } from '../../src/gateway.js';
 
 const BURST_MAX_REQUESTS = 60;
 const BURST_MAX_MS = 10_000;
@@ -35,9 +35,11 @@ describe('429s', () => {
       }
       expect(res.status, 'a request with the rate-limited key').toBe(429);
       expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();
-      const numbers = statedNumbers(res.body);
+      const stated = statedLimit(res.body);
       t.observe('message', res.body.slice(0, 300));
-      expect(numbers.length, 'the body states the window (minutes) and the maximum count: two numbers').toBeGreaterThanOrEqual(2);
+      t.observe('stated limit', `window ${stated.windowMinutes ?? '?'} minute(s), at most ${stated.max ?? '?'} requests`);
+      expect(stated.windowMinutes, 'the body states the window in minutes (a number with a minute unit)').toBeGreaterThan(0);
+      expect(stated.max, 'the body states the maximum request count (a number besides the window)').toBeGreaterThan(0);
     },
   );
 
@@ -50,7 +52,7 @@ describe('429s', () => {
     async (t) => {
       if (!runContext().probeRateLimit)
         t.notExercised('the rate-limit probe is off (set CONFORMANCE_PROBE_RATE_LIMIT=1 to allow a burst of up to 60 GET /v1/models in 10 s)');
-      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const key = await requireValidKey(t);
       const started = Date.now();
       let limited;
       for (let i = 0; i < BURST_MAX_REQUESTS && Date.now() - started < BURST_MAX_MS; i++) {

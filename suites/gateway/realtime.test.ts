@@ -1,13 +1,27 @@
 /**
  * model-gateway-service.md — Authentication rule 4: the realtime WebSocket takes the key as the second of three
- * subprotocols. The path is GATEWAY_REALTIME_PATH (default from the profile).
+ * subprotocols; Endpoints: every request carries a credential. The path is GATEWAY_REALTIME_PATH (default from the
+ * profile). Every refusal has a control: the handshake with the valid key is shown opening a session first, so a
+ * refusal is never just a path that does not exist (a wrong realtime path answers 404 to every handshake).
  */
 import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { check, expect } from '../../src/harness.js';
-import { chosenModel, gw, openRealtime, requireKey } from '../../src/gateway.js';
+import { check, expect, precondition } from '../../src/harness.js';
+import { chosenModel, gw, openRealtime, realtimeControl, realtimeProtocols, requireValidKey, type WsOutcome } from '../../src/gateway.js';
+import type { CheckTools } from '../../src/harness.js';
 
-const protocols = (key: string) => [gw().realtimeProtocol, `${gw().realtimeKeyProtocolPrefix}${key}`, gw().realtimeBetaProtocol];
+const describeOutcome = (r: WsOutcome) => (r.opened ? 'a session opened' : r.status ? `HTTP ${r.status}` : (r.error ?? 'closed'));
+
+/** The handshake with the valid key opens a session, or the refusal checks cannot be decided. */
+async function shownOpening(t: CheckTools, key: string): Promise<WsOutcome> {
+  const control = await realtimeControl(key, await chosenModel());
+  precondition(
+    control.opened,
+    `the handshake with the valid key in the subprotocols did not open a session (${describeOutcome(control)}): a refusal could not be told from a realtime path that does not exist (set GATEWAY_REALTIME_PATH)`,
+  );
+  t.observe('control', 'the handshake with the valid key opened a session');
+  return control;
+}
 
 describe('the realtime WebSocket', () => {
   check(
@@ -17,29 +31,50 @@ describe('the realtime WebSocket', () => {
       requirements: ['gw-auth-websocket-subprotocol'],
     },
     async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
-      const offered = protocols(key);
-      const r = await openRealtime({ protocols: offered, model: await chosenModel() });
+      const key = await requireValidKey(t);
+      const r = await realtimeControl(key, await chosenModel());
       expect(r.opened, `handshake: ${r.status ?? r.error ?? ''}`).toBe(true);
       t.observe('selected subprotocol', r.protocol ? (r.protocol.startsWith(gw().realtimeKeyProtocolPrefix) ? '(the key subprotocol)' : r.protocol) : '(none)');
-      expect(offered, 'the subprotocol the server selected').toContain(r.protocol);
+      expect(realtimeProtocols(key), 'the subprotocol the server selected').toContain(r.protocol);
     },
   );
 
   check(
-    { id: 'gw-realtime-bad-key-refused', title: 'a bad key in the subprotocols is refused', requirements: ['gw-auth-websocket-subprotocol'] },
+    {
+      id: 'gw-realtime-bad-key-refused',
+      title: 'a bad key in the subprotocols is refused with 401',
+      requirements: ['gw-auth-websocket-subprotocol', 'gw-key-invalid-401'],
+    },
     async (t) => {
-      requireKey(t, 'GATEWAY_API_KEY');
-      const r = await openRealtime({ protocols: protocols(`sk-conformance-invalid-${randomBytes(6).toString('hex')}`), model: await chosenModel() });
-      t.observe('refusal', r.status ? `HTTP ${r.status}` : (r.error ?? 'closed'));
+      const key = await requireValidKey(t);
+      await shownOpening(t, key);
+      const r = await openRealtime({ protocols: realtimeProtocols(`sk-conformance-invalid-${randomBytes(6).toString('hex')}`), model: await chosenModel() });
+      t.observe('refusal', describeOutcome(r));
       expect(r.opened, 'a session opened with an invalid key').toBe(false);
+      expect(r.status, `the handshake with an invalid key (${describeOutcome(r)})`).toBe(401);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-realtime-no-credential-refused',
+      title: 'a realtime handshake without any credential is refused with 401',
+      requirements: ['gw-credential-required'],
+    },
+    async (t) => {
+      const key = await requireValidKey(t);
+      await shownOpening(t, key);
+      const r = await openRealtime({ protocols: [gw().realtimeProtocol, gw().realtimeBetaProtocol], model: await chosenModel() });
+      t.observe('refusal', describeOutcome(r));
+      expect(r.opened, 'a realtime session opened without any credential').toBe(false);
+      expect(r.status, `the handshake without any credential (${describeOutcome(r)})`).toBe(401);
     },
   );
 
   check(
     { id: 'gw-realtime-bearer', title: 'Authorization: Bearer (valid on all paths) opens a realtime session', requirements: ['gw-auth-bearer'] },
     async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const key = await requireValidKey(t);
       const r = await openRealtime({ protocols: [gw().realtimeProtocol], headers: { authorization: `Bearer ${key}` }, model: await chosenModel() });
       expect(r.opened, `handshake: ${r.status ?? r.error ?? ''}`).toBe(true);
     },
@@ -52,8 +87,10 @@ describe('the realtime WebSocket', () => {
       requirements: ['gw-auth-query-key-not-vendor-a'],
     },
     async (t) => {
-      const key = requireKey(t, 'GATEWAY_API_KEY');
+      const key = await requireValidKey(t);
+      await shownOpening(t, key);
       const r = await openRealtime({ protocols: [gw().realtimeProtocol], query: { key }, model: await chosenModel() });
+      t.observe('refusal', describeOutcome(r));
       expect(r.opened, 'a session opened with ?key=').toBe(false);
     },
   );

@@ -5,7 +5,7 @@
 import { describe } from 'vitest';
 import { check } from '../../src/harness.js';
 import { runExchanges } from '../../src/context.js';
-import { shapeFor, expectErrorShape, gatewayCodes, statedNumbers, typeNames } from '../../src/gateway.js';
+import { credentialFragments, shapeFor, expectErrorShape, gatewayCodes, statedLimit, typeNames } from '../../src/gateway.js';
 import type { Exchange, HttpResponse } from '../../src/http.js';
 
 const pathOf = (x: Exchange) => new URL(x.url).pathname;
@@ -42,7 +42,8 @@ describe('every response the run saw', () => {
           if (!/^\d+$/.test(ra.trim())) t.violation(`${x.method} ${x.url}: an IP-level 429 with Retry-After ${JSON.stringify(ra)}, not integer seconds`);
         } else {
           user++;
-          if (statedNumbers(x.responseBody ?? '').length < 2) {
+          const stated = statedLimit(x.responseBody ?? '');
+          if (stated.windowMinutes === undefined || stated.max === undefined) {
             t.violation(
               `${x.method} ${x.url}: a 429 with neither Retry-After (IP-level) nor a window and a count in its body (per-user): ${x.responseBody?.slice(0, 200) ?? ''}`,
             );
@@ -86,6 +87,27 @@ describe('every response the run saw', () => {
           t.violation(`${x.method} ${x.url} (${x.status}): a ${gatewayError} with code ${JSON.stringify(code)}, not in the code tables`);
       }
       t.observe('errors checked', String(errors.length));
+    },
+  );
+
+  check(
+    {
+      id: 'gw-no-credential-in-any-error',
+      title: 'no error body of the run carries a credential-shaped string (sk- keys, bearer tokens, vendor key formats)',
+      requirements: ['gw-error-message-redacted'],
+    },
+    async (t) => {
+      const errors = runExchanges('gateway').filter((x) => (x.status ?? 0) >= 400 && x.responseBody);
+      if (errors.length === 0) return t.notApplicable('the run saw no error body');
+      const found: string[] = [];
+      for (const x of errors) {
+        const fragments = credentialFragments(x.responseBody ?? '');
+        // The fragment is named redacted; the exchange itself is not attached (its body carries the credential).
+        if (fragments.length) found.push(`${x.method} ${x.url} (${x.status}): ${[...new Set(fragments)].join('; ')}`);
+      }
+      t.observe('error bodies scanned', String(errors.length));
+      if (found.length)
+        t.violation(`error messages must be redacted of sensitive data; credential-shaped strings in ${found.length} error bodies:\n${found.join('\n')}`);
     },
   );
 });
