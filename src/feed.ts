@@ -190,15 +190,39 @@ export function problemCode(body: Record<string, unknown>): unknown {
 
 /** The target's own clock (its Date header), so window checks do not depend on the runner's clock. */
 export function serverNow(res: HttpResponse): number {
+  return targetNow(res).now;
+}
+
+/**
+ * How far an item's time may stray past a window's edge before it counts as outside: the Date header has
+ * one-second resolution and dates the response, not the moment each row was read, so an item at the very edge may
+ * be off by the time a request takes. Two minutes, stated in every observation that uses it.
+ */
+export const CLOCK_TOLERANCE_MS = 2 * 60_000;
+
+/**
+ * "Now" for the target: its Date header (RFC 9110 6.6.1), so a runner whose clock is off by minutes judges edge
+ * items as the target does. Only without a Date header does the runner's clock stand in, and `source` says so.
+ */
+export function targetNow(res: HttpResponse): { now: number; source: string } {
   const d = Date.parse(res.header('date') ?? '');
-  return Number.isNaN(d) ? Date.now() : d;
+  if (Number.isNaN(d)) return { now: Date.now(), source: "the runner's clock (the response carried no Date header)" };
+  const skew = Math.round((d - Date.now()) / 1000);
+  return { now: d, source: `the target's Date header (${skew >= 0 ? '+' : ''}${skew} s from the runner's clock)` };
+}
+
+/** An RFC 3339 timestamp as an instant (any offset: Z, +08:00, -05:00), or undefined when it is not one. */
+export function instant(v: unknown): number | undefined {
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$/.test(v)) return undefined;
+  const ms = Date.parse(v.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 const HOUR = 3_600_000;
 /** The document's timestamp rule for `by`: timeline uses publication time for items back-filled > 72 h, else discovery. */
 export function effectiveTime(item: Record<string, unknown>, by: 'timeline' | 'published'): number | undefined {
-  const published = typeof item.publishedAt === 'string' ? Date.parse(item.publishedAt) : undefined;
-  const discovered = typeof item.discoveredAt === 'string' ? Date.parse(item.discoveredAt) : undefined;
+  const published = instant(item.publishedAt);
+  const discovered = instant(item.discoveredAt);
   if (by === 'published') return published;
   if (discovered === undefined) return undefined;
   return published !== undefined && discovered - published > 72 * HOUR ? published : discovered;
@@ -326,6 +350,9 @@ export function mergedStory(maxRequests = 12): Promise<{ id: string; source: str
       // Any redirect marks a merged story here; the check then holds it to the document's 308.
       if (res.status >= 300 && res.status < 400) return { id, source: 'discovered', res };
       if (res.status === 200) {
+        // A 200 that serves another story under this id is a merged story answered without its redirect.
+        const served = field(field(jsonBody(res), profile().story.root!), profile().story.publicId!);
+        if (typeof served === 'string' && served !== id) return { id, source: `discovered (answered 200 with story ${served})`, res };
         const r = storyReferences(jsonBody(res));
         queue.push(...r.storyline, ...r.related);
       }
