@@ -1,0 +1,558 @@
+/**
+ * The client rules of the catalogue, judged on the recorded traffic of one client run. Each judge is one small
+ * function named by the check id; it returns passed / failed / not exercised (a rule whose scenario never
+ * happened, or whose behaviour the client never showed, is not exercised: never "passed"), with the exchanges
+ * that show it. A SHOULD rule that is not met is a warning.
+ */
+import { requirement, strongestLevel, type Level, type Service } from '../spec.js';
+import type { ObservedExchange } from './observer.js';
+import { callOf, gatewayFamily, PARTIAL_TEXT } from './scenarios.js';
+
+export type RuleVerdict = 'passed' | 'failed' | 'warning' | 'not exercised';
+
+export interface RuleResult {
+  id: string;
+  title: string;
+  service: Service;
+  requirements: string[];
+  level: Level;
+  verdict: RuleVerdict;
+  message: string;
+  /** Which reading of the document, or what was seen, where that matters. */
+  observations: Record<string, string>;
+  /** Sequence numbers of the exchanges that show the verdict. */
+  evidence: number[];
+}
+
+export interface JudgeContext {
+  /** Retries of one failing call beyond this count as uncapped. */
+  retryCeiling: number;
+  /** The command was still running when the run's time bound stopped it. */
+  commandStopped: boolean;
+  names: { responsesPath: string; realtimePath: string; vendorCKeyHeader: string };
+}
+
+/**
+ * Timer granularity allowed when comparing a measured wait with a required one: a client's timer may fire up to
+ * a millisecond early on the event loop's coarse clock; the gap is measured at the target, which can only make
+ * it longer than the client's own wait.
+ */
+export const WAIT_TOLERANCE_MS = 2;
+
+type Outcome = Pick<RuleResult, 'verdict' | 'message' | 'evidence'> & { observations?: Record<string, string> };
+interface Judge {
+  id: string;
+  title: string;
+  service: Service;
+  requirements: string[];
+  judge(xs: ObservedExchange[], ctx: JudgeContext): Outcome;
+}
+
+const seqs = (xs: ObservedExchange[]) => xs.map((x) => x.seq);
+const describe = (x: ObservedExchange) => `#${x.seq} ${x.method} ${x.url} -> ${x.status ?? 'no answer'}${x.scenario ? ` [${x.scenario}]` : ''}`;
+const list = (xs: string[], n = 3) => `${xs.slice(0, n).join('; ')}${xs.length > n ? `; and ${xs.length - n} more` : ''}`;
+const notExercised = (message: string): Outcome => ({ verdict: 'not exercised', message, evidence: [] });
+const pathOf = (x: ObservedExchange) => new URL(x.url, 'http://x.invalid').pathname;
+const queryOf = (x: ObservedExchange) => new URL(x.url, 'http://x.invalid').searchParams;
+const isRead = (x: ObservedExchange) => x.method === 'GET' || x.method === 'HEAD';
+const answered = (x: ObservedExchange) => x.respondedAt !== undefined;
+
+function jsonOf(x: ObservedExchange): unknown {
+  try {
+    return JSON.parse(x.responseBody ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+function directive(cacheControl: string | undefined, name: string): number | undefined {
+  const m = new RegExp(`(?:^|[,\\s])${name}=(\\d+)`).exec(cacheControl ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Retry-After as seconds: delta-seconds or an HTTP-date (relative to the answer's Date header, else now). */
+export function retryAfterSeconds(x: ObservedExchange): number | undefined {
+  const v = x.responseHeaders?.['retry-after']?.trim();
+  if (!v) return undefined;
+  if (/^\d+$/.test(v)) return Number(v);
+  const when = Date.parse(v);
+  if (Number.isNaN(when)) return undefined;
+  const date = Date.parse(x.responseHeaders?.date ?? '');
+  return Math.max(0, (when - (Number.isNaN(date) ? Date.now() : date)) / 1000);
+}
+
+// ---------------------------------------------------------------- feed
+
+/** The resource a feed request reads: path and query without the paging parameter. */
+function feedResource(x: ObservedExchange): string {
+  const q = queryOf(x);
+  const paging = pathOf(x) === '/api/v1/selected/snapshot' ? 'page' : 'cursor';
+  const rest = [...q].filter(([k]) => k !== paging).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `${x.method === 'HEAD' ? 'GET' : x.method} ${pathOf(x)}?${new URLSearchParams(rest).toString()}`;
+}
+
+/** x fetches the next page that `prev` handed out (paging, not polling); a 304 stands for the body of the last 200. */
+function continues(prev: ObservedExchange, x: ObservedExchange, xs: ObservedExchange[]): boolean {
+  const full = prev.status === 304 ? [...xs.slice(0, xs.indexOf(prev))].reverse().find((y) => y.url === prev.url && y.status === 200) : prev;
+  const body = (full ? jsonOf(full) : undefined) as Record<string, unknown> | undefined;
+  if (!body) return false;
+  const q = queryOf(x);
+  const p = pathOf(x);
+  if (p === '/api/v1/selected/snapshot') return q.get('page') !== null && q.get('page') === body.nextPage;
+  if (p === '/api/v1/selected/changes') return body.hasMore === true && q.get('cursor') === body.cursor;
+  const page = body.page as { nextCursor?: unknown } | undefined;
+  return q.get('cursor') !== null && q.get('cursor') === page?.nextCursor;
+}
+
+/** The feed's repeated reads: each request with the previous answer on the same resource (paging excluded). */
+function polls(xs: ObservedExchange[]): { prev: ObservedExchange; x: ObservedExchange }[] {
+  const last = new Map<string, ObservedExchange>();
+  const out: { prev: ObservedExchange; x: ObservedExchange }[] = [];
+  for (const x of xs.filter(isRead)) {
+    const key = feedResource(x);
+    const prev = last.get(key);
+    if (prev && answered(prev) && !continues(prev, x, xs)) out.push({ prev, x });
+    last.set(key, x);
+  }
+  return out;
+}
+
+const etagMatches = (header: string | undefined, etag: string) =>
+  header !== undefined && (header.trim() === '*' || header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.trim().replace(/^W\//, '')));
+
+/** Every story id the API handed out before exchange index i: publicId values, story URLs, Location headers. */
+function storyIdsSeen(xs: ObservedExchange[]): Set<string> {
+  const ids = new Set<string>();
+  const fromUrl = (s: string) => {
+    const m = /\/stories\/([^/?#]+)\/?(?:[?#].*)?$/.exec(s);
+    if (m) ids.add(decodeURIComponent(m[1]!));
+  };
+  const walk = (v: unknown, key?: string): void => {
+    if (typeof v === 'string') {
+      if (key === 'publicId') ids.add(v);
+      else fromUrl(v);
+    } else if (Array.isArray(v)) v.forEach((e) => walk(e));
+    else if (typeof v === 'object' && v !== null) for (const [k, e] of Object.entries(v)) walk(e, k);
+  };
+  for (const x of xs) {
+    walk(jsonOf(x));
+    if (x.responseHeaders?.location) fromUrl(x.responseHeaders.location);
+  }
+  return ids;
+}
+
+function datesSeen(xs: ObservedExchange[]): Set<string> {
+  const dates = new Set<string>();
+  const walk = (v: unknown, key?: string): void => {
+    if (typeof v === 'string') {
+      if (key === 'date') dates.add(v);
+      const m = /\/dailies\/(\d{4}-\d{2}-\d{2})(?:[?#].*)?$/.exec(v);
+      if (m) dates.add(m[1]!);
+    } else if (Array.isArray(v)) v.forEach((e) => walk(e));
+    else if (typeof v === 'object' && v !== null) for (const [k, e] of Object.entries(v)) walk(e, k);
+  };
+  for (const x of xs) walk(jsonOf(x));
+  return dates;
+}
+
+/** Waits after answers carrying Retry-After: the next request for the same call, and the gap. */
+function retriesAfterRetryAfter(xs: ObservedExchange[], statuses: (s: number) => boolean, same: (a: ObservedExchange, b: ObservedExchange) => boolean) {
+  const out: { answer: ObservedExchange; retry: ObservedExchange; seconds: number; gapMs: number }[] = [];
+  xs.forEach((answer, i) => {
+    if (answer.status === undefined || !statuses(answer.status) || answer.respondedAt === undefined) return;
+    const seconds = retryAfterSeconds(answer);
+    if (seconds === undefined) return;
+    const retry = xs.slice(i + 1).find((y) => same(answer, y));
+    if (retry) out.push({ answer, retry, seconds, gapMs: retry.receivedAt - answer.respondedAt });
+  });
+  return out;
+}
+
+const FEED_JUDGES: Judge[] = [
+  {
+    id: 'client-feed-retry-after',
+    title: 'on 429 or 503 the client waits at least Retry-After seconds before retrying',
+    service: 'feed',
+    requirements: ['feed-client-retry-after'],
+    judge(xs) {
+      const waits = retriesAfterRetryAfter(
+        xs,
+        (s) => s === 429 || s === 503,
+        (a, b) => feedResource(a) === feedResource(b) && a.url === b.url,
+      );
+      if (waits.length === 0) {
+        const limited = xs.filter((x) => x.status === 429 || x.status === 503);
+        return notExercised(
+          limited.length
+            ? `the client was answered 429/503 (${list(limited.map(describe))}) but never requested that URL again`
+            : 'no 429 or 503 reached the client',
+        );
+      }
+      const early = waits.filter((w) => w.gapMs < w.seconds * 1000 - WAIT_TOLERANCE_MS);
+      const shown = waits.map((w) => `#${w.retry.seq} ${w.gapMs.toFixed(0)} ms after ${w.answer.status} with Retry-After: ${w.seconds}`);
+      return early.length
+        ? {
+            verdict: 'failed',
+            message: `retried before Retry-After had passed: ${list(early.map((w) => `#${w.retry.seq} ${w.retry.url} ${w.gapMs.toFixed(0)} ms after #${w.answer.seq} ${w.answer.status} with Retry-After: ${w.seconds}`))}`,
+            evidence: early.flatMap((w) => [w.answer.seq, w.retry.seq]),
+          }
+        : { verdict: 'passed', message: `every retry waited out Retry-After: ${list(shown)}`, evidence: waits.flatMap((w) => [w.answer.seq, w.retry.seq]) };
+    },
+  },
+  {
+    id: 'client-feed-polling-interval',
+    title: 'the client polls no faster than the s-maxage of the previous response',
+    service: 'feed',
+    requirements: ['feed-client-polling-interval'],
+    judge(xs) {
+      const judged = polls(xs)
+        .map(({ prev, x }) => ({ prev, x, s: directive(prev.responseHeaders?.['cache-control'], 's-maxage') }))
+        .filter((p) => (p.prev.status === 200 || p.prev.status === 304) && p.s !== undefined);
+      if (judged.length === 0) return notExercised('the client never requested a resource again after a 200 or 304 that carried s-maxage (it did not poll)');
+      const fast = judged.filter((p) => p.x.receivedAt - p.prev.respondedAt! < p.s! * 1000 - WAIT_TOLERANCE_MS);
+      const gap = (p: (typeof judged)[number]) =>
+        `#${p.x.seq} ${p.x.url} ${(p.x.receivedAt - p.prev.respondedAt!).toFixed(0)} ms after #${p.prev.seq} (s-maxage=${p.s})`;
+      return fast.length
+        ? { verdict: 'failed', message: `polled faster than s-maxage: ${list(fast.map(gap))}`, evidence: fast.flatMap((p) => [p.prev.seq, p.x.seq]) }
+        : {
+            verdict: 'passed',
+            message: `${judged.length} poll(s), each after s-maxage: ${list(judged.map(gap))}`,
+            evidence: judged.flatMap((p) => [p.prev.seq, p.x.seq]),
+          };
+    },
+  },
+  {
+    id: 'client-feed-if-none-match',
+    title: 'the client sends If-None-Match with the last ETag it saw for a URL',
+    service: 'feed',
+    requirements: ['feed-client-if-none-match'],
+    judge(xs) {
+      const etag = new Map<string, string>();
+      const judged: { x: ObservedExchange; e: string; ok: boolean }[] = [];
+      for (const x of xs.filter(isRead)) {
+        const e = etag.get(x.url);
+        if (e !== undefined) judged.push({ x, e, ok: etagMatches(x.requestHeaders['if-none-match'], e) });
+        const got = x.responseHeaders?.etag;
+        if ((x.status === 200 || x.status === 304) && got) etag.set(x.url, got);
+      }
+      if (judged.length === 0) return notExercised('the client never requested a URL again after it had been given an ETag for it');
+      const missing = judged.filter((j) => !j.ok);
+      return missing.length
+        ? {
+            verdict: 'failed',
+            message: `requested again without If-None-Match carrying the ETag it had been given: ${list(missing.map((j) => `#${j.x.seq} ${j.x.url} (If-None-Match: ${j.x.requestHeaders['if-none-match'] ?? 'absent'}, last ETag ${j.e})`))}`,
+            evidence: seqs(missing.map((j) => j.x)),
+          }
+        : { verdict: 'passed', message: `${judged.length} repeated request(s), each with If-None-Match`, evidence: seqs(judged.map((j) => j.x)) };
+    },
+  },
+  {
+    id: 'client-feed-cursor-restart',
+    title: 'after invalid_cursor the client restarts from the first page',
+    service: 'feed',
+    requirements: ['feed-client-cursor-restart'],
+    judge(xs) {
+      const rejected = xs.filter(
+        (x) => pathOf(x) === '/api/v1/items' && x.status === 400 && (jsonOf(x) as { code?: unknown } | undefined)?.code === 'invalid_cursor',
+      );
+      if (rejected.length === 0) return notExercised('no invalid_cursor reached the client (it never asked for a second items page)');
+      const wrong: string[] = [];
+      const observations: Record<string, string> = {};
+      const evidence: number[] = [];
+      for (const r of rejected) {
+        const next = xs.slice(xs.indexOf(r) + 1).find((y) => isRead(y) && feedResource(y) === feedResource(r));
+        evidence.push(r.seq);
+        if (!next) {
+          observations[`#${r.seq}`] = 'the client did not request that query again (read as: it gave up on the listing, which resumes nothing)';
+          continue;
+        }
+        evidence.push(next.seq);
+        if (queryOf(next).has('cursor')) wrong.push(`#${next.seq} ${next.url} carried a cursor after #${r.seq} answered invalid_cursor`);
+      }
+      return wrong.length
+        ? { verdict: 'failed', message: `did not restart from the first page: ${list(wrong)}`, evidence, observations }
+        : {
+            verdict: 'passed',
+            message: `after invalid_cursor the next request of that query had no cursor (${evidence.map((s) => `#${s}`).join(', ')})`,
+            evidence,
+            observations,
+          };
+    },
+  },
+  {
+    id: 'client-feed-story-id-from-link',
+    title: 'the client uses only story ids the API returned and constructs none',
+    service: 'feed',
+    requirements: ['feed-client-story-id-from-link'],
+    judge(xs) {
+      const stories = xs.map((x, i) => ({ x, i, m: /^\/api\/v1\/stories\/([^/]+)$/.exec(pathOf(x)) })).filter((s) => s.m && isRead(s.x));
+      if (stories.length === 0) return notExercised('the client requested no story');
+      const made = stories.filter((s) => !storyIdsSeen(xs.slice(0, s.i)).has(decodeURIComponent(s.m![1]!)));
+      return made.length
+        ? {
+            verdict: 'failed',
+            message: `requested story ids the API had not returned (no publicId, story link or Location carried them): ${list(made.map((s) => describe(s.x)))}`,
+            evidence: seqs(made.map((s) => s.x)),
+          }
+        : { verdict: 'passed', message: `${stories.length} story request(s), each id taken from earlier API data`, evidence: seqs(stories.map((s) => s.x)) };
+    },
+  },
+  {
+    id: 'client-feed-no-guessed-date',
+    title: 'the client never guesses a daily date',
+    service: 'feed',
+    requirements: ['feed-client-no-guessed-date'],
+    judge(xs) {
+      const dated = xs.map((x, i) => ({ x, i, m: /^\/api\/v1\/dailies\/([^/]+)$/.exec(pathOf(x)) })).filter((d) => d.m && d.m[1] !== 'latest' && isRead(d.x));
+      if (dated.length === 0) return notExercised('the client requested no daily report by date');
+      const guessed = dated.filter((d) => !datesSeen(xs.slice(0, d.i)).has(decodeURIComponent(d.m![1]!)));
+      return guessed.length
+        ? {
+            verdict: 'failed',
+            message: `requested dates the API had not returned: ${list(guessed.map((d) => describe(d.x)))}`,
+            evidence: seqs(guessed.map((d) => d.x)),
+          }
+        : { verdict: 'passed', message: `${dated.length} dated request(s), each date taken from earlier API data`, evidence: seqs(dated.map((d) => d.x)) };
+    },
+  },
+  {
+    id: 'client-feed-snapshot-not-polled',
+    title: 'the client takes the snapshot once, as a bootstrap, and does not poll it',
+    service: 'feed',
+    requirements: ['feed-client-snapshot-not-polled'],
+    judge(xs) {
+      const firstPages: ObservedExchange[] = [];
+      xs.forEach((x, i) => {
+        if (!isRead(x) || pathOf(x) !== '/api/v1/selected/snapshot' || queryOf(x).has('page')) return;
+        const before = xs.slice(0, i);
+        const prevSame = [...before].reverse().find((y) => y.url === x.url);
+        // A retry of a first page that failed, or a new bootstrap after the changes feed refused its cursor, is not a poll.
+        if (prevSame && (prevSame.status === undefined || prevSame.status >= 500 || prevSame.status === 429)) return;
+        const lastChanges = [...before].reverse().find((y) => pathOf(y) === '/api/v1/selected/changes');
+        if (firstPages.length && lastChanges && (lastChanges.status ?? 0) >= 400 && (lastChanges.status ?? 0) < 500) return;
+        firstPages.push(x);
+      });
+      if (firstPages.length === 0) return notExercised('the client never took the snapshot');
+      return firstPages.length > 1
+        ? { verdict: 'failed', message: `the snapshot was started ${firstPages.length} times: ${list(firstPages.map(describe))}`, evidence: seqs(firstPages) }
+        : { verdict: 'passed', message: `the snapshot was taken once (${describe(firstPages[0]!)})`, evidence: seqs(firstPages) };
+    },
+  },
+];
+
+// ---------------------------------------------------------------- gateway
+
+const isCall = (x: ObservedExchange) => x.method === 'POST';
+
+interface CredentialForms {
+  bearer?: string;
+  xApiKey?: string;
+  vendorC?: string;
+  query?: string;
+}
+function credentialForms(x: ObservedExchange, vendorCKeyHeader: string): CredentialForms {
+  const auth = x.requestHeaders.authorization;
+  return {
+    bearer: auth && /^bearer\s/i.test(auth) ? auth.replace(/^bearer\s+/i, '') : undefined,
+    xApiKey: x.requestHeaders['x-api-key'],
+    vendorC: x.requestHeaders[vendorCKeyHeader.toLowerCase()],
+    query: queryOf(x).get('key') ?? undefined,
+  };
+}
+
+const GATEWAY_JUDGES: Judge[] = [
+  {
+    id: 'client-gw-retry-statuses',
+    title: 'the client retries only 429 and 5xx',
+    service: 'gateway',
+    requirements: ['gw-client-retry-statuses'],
+    judge(xs) {
+      const refused = xs.filter((x) => isCall(x) && x.status !== undefined && x.status >= 400 && x.status < 500 && x.status !== 429);
+      if (refused.length === 0) return notExercised('no 4xx other than 429 reached the client');
+      const retried = refused.map((r) => ({ r, again: xs.slice(xs.indexOf(r) + 1).find((y) => callOf(y) === callOf(r)) })).filter((p) => p.again);
+      return retried.length
+        ? {
+            verdict: 'failed',
+            message: `repeated a call that was answered with a 4xx other than 429: ${list(retried.map((p) => `#${p.again!.seq} repeats #${p.r.seq} (${p.r.status})`))}`,
+            evidence: retried.flatMap((p) => [p.r.seq, p.again!.seq]),
+          }
+        : { verdict: 'passed', message: `${refused.length} call(s) answered 4xx (${list(refused.map(describe))}); none was repeated`, evidence: seqs(refused) };
+    },
+  },
+  {
+    id: 'client-gw-retry-wait',
+    title: 'the client waits Retry-After when present, else backs off',
+    service: 'gateway',
+    requirements: ['gw-client-retry-wait'],
+    judge(xs) {
+      const waits = retriesAfterRetryAfter(
+        xs,
+        (s) => s === 429 || s >= 500,
+        (a, b) => callOf(a) === callOf(b),
+      );
+      // Without Retry-After the document asks for exponential backoff with random jitter: one run cannot tell a
+      // jittered schedule from others, so the gaps are recorded, not judged.
+      const observations: Record<string, string> = {};
+      const backoff: string[] = [];
+      xs.forEach((a, i) => {
+        if (!isCall(a) || a.status === undefined || (a.status !== 429 && a.status < 500) || retryAfterSeconds(a) !== undefined || a.respondedAt === undefined)
+          return;
+        const again = xs.slice(i + 1).find((y) => callOf(y) === callOf(a));
+        if (again) backoff.push(`${(again.receivedAt - a.respondedAt).toFixed(0)} ms`);
+      });
+      if (backoff.length) observations['gaps after answers without Retry-After'] = backoff.join(', ');
+      if (waits.length === 0) return { ...notExercised('the client never repeated a call that was answered with Retry-After'), observations };
+      const early = waits.filter((w) => w.gapMs < w.seconds * 1000 - WAIT_TOLERANCE_MS);
+      const shown = (w: (typeof waits)[number]) =>
+        `#${w.retry.seq} ${w.gapMs.toFixed(0)} ms after #${w.answer.seq} ${w.answer.status} with Retry-After: ${w.seconds}`;
+      return early.length
+        ? {
+            verdict: 'failed',
+            message: `retried before Retry-After had passed: ${list(early.map(shown))}`,
+            evidence: early.flatMap((w) => [w.answer.seq, w.retry.seq]),
+            observations,
+          }
+        : {
+            verdict: 'passed',
+            message: `every retry waited out Retry-After: ${list(waits.map(shown))}`,
+            evidence: waits.flatMap((w) => [w.answer.seq, w.retry.seq]),
+            observations,
+          };
+    },
+  },
+  {
+    id: 'client-gw-retry-cap',
+    title: 'the client caps the number of retries of a failing call',
+    service: 'gateway',
+    requirements: ['gw-client-retry-cap'],
+    judge(xs, ctx) {
+      const down = xs.filter((x) => x.scenario === 'upstream-down');
+      if (down.length === 0) return notExercised('the client made no third distinct call, so no call kept failing');
+      const attempts = xs.filter((x) => callOf(x) === callOf(down[0]!));
+      const retries = attempts.length - 1;
+      const stillFailing = attempts[attempts.length - 1]?.scenario === 'upstream-down';
+      if (retries > ctx.retryCeiling)
+        return { verdict: 'failed', message: `${retries} retries of one failing call (more than ${ctx.retryCeiling}: not capped)`, evidence: seqs(attempts) };
+      if (ctx.commandStopped && stillFailing && xs[xs.length - 1] === attempts[attempts.length - 1])
+        return {
+          verdict: 'failed',
+          message: `still retrying a failing call (${retries} retries) when the run's time bound stopped the command`,
+          evidence: seqs(attempts),
+        };
+      return {
+        verdict: 'passed',
+        message: `the failing call was tried ${attempts.length} time(s) (${retries} retries), then the client stopped`,
+        evidence: seqs(attempts),
+      };
+    },
+  },
+  {
+    id: 'client-gw-stream-restart',
+    title: 'the client restarts a broken stream from the beginning and never resumes it',
+    service: 'gateway',
+    requirements: ['gw-client-stream-restart'],
+    judge(xs) {
+      const broken = xs.filter((x) => x.broken);
+      if (broken.length === 0) return notExercised('the client made no streamed call');
+      const evidence: number[] = [];
+      const observations: Record<string, string> = {};
+      const resumed: string[] = [];
+      for (const b of broken) {
+        evidence.push(b.seq);
+        const later = xs.slice(xs.indexOf(b) + 1).filter((y) => isCall(y) && pathOf(y) === pathOf(b));
+        const resume = later.find(
+          (y) =>
+            y.requestHeaders.range !== undefined ||
+            y.requestHeaders['last-event-id'] !== undefined ||
+            y.requestHeaders['if-range'] !== undefined ||
+            (y.requestBody.includes(PARTIAL_TEXT) && !b.requestBody.includes(PARTIAL_TEXT)),
+        );
+        const restart = later.find((y) => callOf(y) === callOf(b) && y.requestHeaders.range === undefined && y.requestHeaders['last-event-id'] === undefined);
+        if (resume && (!restart || resume.seq < restart.seq)) {
+          evidence.push(resume.seq);
+          resumed.push(`#${resume.seq} continues #${b.seq} (Range/Last-Event-ID or the partial answer sent back) instead of repeating it`);
+        } else if (restart) {
+          evidence.push(restart.seq);
+          observations[`#${b.seq}`] = `restarted from the beginning by #${restart.seq}`;
+        } else observations[`#${b.seq}`] = 'the client did not repeat the call (read as: it gave up on the stream, which resumes nothing)';
+      }
+      return resumed.length
+        ? { verdict: 'failed', message: `resumed a broken stream: ${list(resumed)}`, evidence, observations }
+        : { verdict: 'passed', message: `no broken stream was resumed (${Object.values(observations).join('; ')})`, evidence, observations };
+    },
+  },
+  {
+    id: 'client-gw-query-key-not-vendor-a',
+    title: 'the client does not pass the key as ?key= on vendor A paths',
+    service: 'gateway',
+    requirements: ['gw-auth-query-key-not-vendor-a'],
+    judge(xs, ctx) {
+      const vendorA = xs.filter((x) => gatewayFamily(pathOf(x), ctx.names) === 'vendor-a');
+      if (vendorA.length === 0) return notExercised('the client made no vendor A request');
+      const bad = vendorA.filter((x) => {
+        const f = credentialForms(x, ctx.names.vendorCKeyHeader);
+        return f.query !== undefined && f.bearer === undefined;
+      });
+      return bad.length
+        ? {
+            verdict: 'failed',
+            message: `the key was passed only as ?key= on a vendor A path, where that form does not work: ${list(bad.map(describe))}`,
+            evidence: seqs(bad),
+          }
+        : { verdict: 'passed', message: `${vendorA.length} vendor A request(s), each with the key in a form that works there`, evidence: seqs(vendorA) };
+    },
+  },
+  {
+    id: 'client-gw-key-header-per-path',
+    title: 'the client uses x-api-key and the vendor C key header only on the paths that accept them',
+    service: 'gateway',
+    requirements: ['gw-auth-x-api-key', 'gw-auth-vendorc-header'],
+    judge(xs, ctx) {
+      const withHeader = xs.filter((x) => {
+        const f = credentialForms(x, ctx.names.vendorCKeyHeader);
+        return gatewayFamily(pathOf(x), ctx.names) !== 'unknown' && (f.xApiKey !== undefined || f.vendorC !== undefined);
+      });
+      if (withHeader.length === 0) return notExercised(`the client never used x-api-key or ${ctx.names.vendorCKeyHeader}`);
+      const bad = withHeader.filter((x) => {
+        const f = credentialForms(x, ctx.names.vendorCKeyHeader);
+        const family = gatewayFamily(pathOf(x), ctx.names);
+        if (f.bearer !== undefined) return false;
+        const xOk = f.xApiKey !== undefined && (family === 'vendor-b' || family === 'models');
+        const cOk = (f.vendorC !== undefined || f.query !== undefined) && (family === 'vendor-c' || family === 'models');
+        return !xOk && !cOk;
+      });
+      return bad.length
+        ? {
+            verdict: 'failed',
+            message: `the key was only in a header form the path does not accept: ${list(bad.map((x) => `${describe(x)} (${gatewayFamily(pathOf(x), ctx.names)})`))}`,
+            evidence: seqs(bad),
+          }
+        : {
+            verdict: 'passed',
+            message: `${withHeader.length} request(s) with x-api-key or ${ctx.names.vendorCKeyHeader}, each on a path that accepts it`,
+            evidence: seqs(withHeader),
+          };
+    },
+  },
+];
+
+export const JUDGES: Record<Service, Judge[]> = { feed: FEED_JUDGES, gateway: GATEWAY_JUDGES };
+
+export function judgeAll(service: Service, xs: ObservedExchange[], ctx: JudgeContext): RuleResult[] {
+  return JUDGES[service].map((j) => {
+    const out = j.judge(xs, ctx);
+    const level = strongestLevel(j.requirements.map((id) => requirement(id).level));
+    return {
+      id: j.id,
+      title: j.title,
+      service,
+      requirements: j.requirements,
+      level,
+      // A SHOULD or MAY rule that is not met is reported as a warning; it does not fail the run.
+      verdict: out.verdict === 'failed' && level !== 'MUST' ? 'warning' : out.verdict,
+      message: out.message,
+      observations: out.observations ?? {},
+      evidence: [...new Set(out.evidence)].sort((a, b) => a - b),
+    };
+  });
+}

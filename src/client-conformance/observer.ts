@@ -1,0 +1,167 @@
+/**
+ * The observing target of a client-conformance run: an HTTP server on loopback (port 0) in front of a deployment
+ * (the reference, or a real one with --target-url). It records every exchange with the times the request arrived
+ * and the answer was sent, and lets a scenario answer a request itself (a 429, a broken stream, ...), rewrite the
+ * deployment's answer (scaled-down s-maxage), or pass it on unchanged.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { request as undiciRequest } from 'undici';
+
+export interface ObservedRequest {
+  method: string;
+  /** Path and query as the client sent them. */
+  url: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** What a scenario does with a request. */
+export type Decision =
+  | { kind: 'forward'; scenario?: string; rewrite?: (a: Answer) => Answer }
+  | { kind: 'answer'; scenario: string; answer: Answer }
+  /** Send the status and headers and the first part of the body, then destroy the connection. */
+  | { kind: 'break'; scenario: string; answer: Answer; partialBody: string };
+
+export interface ObservedExchange {
+  seq: number;
+  method: string;
+  url: string;
+  requestHeaders: Record<string, string>;
+  requestBody: string;
+  /** Milliseconds since the observer started: the request arrived, the answer was finished. */
+  receivedAt: number;
+  respondedAt?: number;
+  status?: number;
+  responseHeaders?: Record<string, string>;
+  responseBody?: string;
+  /** The scenario that answered or rewrote this exchange (absent: passed on unchanged). */
+  scenario?: string;
+  /** The body was cut off on purpose (broken stream). */
+  broken?: boolean;
+  /** The deployment could not be reached or failed. */
+  error?: string;
+}
+
+export interface Observer {
+  url: string;
+  exchanges: ObservedExchange[];
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'content-length']);
+
+function headersOf(inc: IncomingMessage): Record<string, string> {
+  const h: Record<string, string> = {};
+  for (const [k, v] of Object.entries(inc.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+  return h;
+}
+
+export async function startObserver(o: {
+  upstream: string;
+  decide: (req: ObservedRequest, log: ObservedExchange[]) => Decision;
+  /** The upstream is a real deployment (virtual hosting): send it its own Host. */
+  realTarget?: boolean;
+}): Promise<Observer> {
+  const realTarget = o.realTarget ?? false;
+  const t0 = performance.now();
+  const now = () => Math.round((performance.now() - t0) * 1000) / 1000;
+  const exchanges: ObservedExchange[] = [];
+  const upstream = new URL(o.upstream);
+  const base = upstream.pathname.replace(/\/$/, '');
+
+  async function handle(inc: IncomingMessage, res: ServerResponse): Promise<void> {
+    const receivedAt = now();
+    const chunks: Buffer[] = [];
+    for await (const c of inc) chunks.push(c as Buffer);
+    const u = new URL(inc.url ?? '/', 'http://observer.invalid');
+    const req: ObservedRequest = {
+      method: inc.method ?? 'GET',
+      url: `${u.pathname}${u.search}`,
+      path: u.pathname,
+      query: u.searchParams,
+      headers: headersOf(inc),
+      body: Buffer.concat(chunks).toString('utf8'),
+    };
+    const x: ObservedExchange = {
+      seq: exchanges.length + 1,
+      method: req.method,
+      url: req.url,
+      requestHeaders: req.headers,
+      requestBody: req.body,
+      receivedAt,
+    };
+    exchanges.push(x);
+    const decision = o.decide(req, exchanges.slice(0, -1));
+    if (decision.scenario) x.scenario = decision.scenario;
+    let answer: Answer;
+    if (decision.kind === 'forward') {
+      try {
+        const headers: Record<string, string> = {};
+        // Host is passed on as the client sent it, so a reference builds absolute links (Location) to the observer.
+        for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && (k !== 'host' || !realTarget)) headers[k] = v;
+        const r = await undiciRequest(`${upstream.origin}${base}${req.url}`, {
+          method: req.method as 'GET',
+          headers,
+          body: req.body === '' ? undefined : req.body,
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
+        });
+        const rh: Record<string, string> = {};
+        for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) rh[k] = Array.isArray(v) ? v.join(', ') : v;
+        answer = { status: r.statusCode, headers: rh, body: await r.body.text() };
+        if (decision.rewrite) answer = decision.rewrite(answer);
+      } catch (e) {
+        x.error = (e as Error).message;
+        answer = { status: 502, headers: { 'content-type': 'text/plain' }, body: `observer: the deployment could not be reached: ${x.error}` };
+      }
+    } else {
+      answer = decision.answer;
+    }
+    x.status = answer.status;
+    x.responseHeaders = Object.fromEntries(Object.entries(answer.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    if (decision.kind === 'break') {
+      x.broken = true;
+      x.responseBody = decision.partialBody;
+      res.writeHead(answer.status, answer.headers);
+      x.respondedAt = now();
+      // Once the first bytes are handed to the connection, cut it: the stream is broken mid-body.
+      res.write(decision.partialBody, () => res.destroy());
+      return;
+    }
+    x.responseBody = req.method === 'HEAD' ? '' : (answer.body ?? '');
+    res.writeHead(answer.status, answer.headers);
+    x.respondedAt = now();
+    res.end(req.method === 'HEAD' ? undefined : answer.body);
+  }
+
+  const server: Server = createServer((inc, res) => {
+    handle(inc, res).catch((e: Error) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`observer error: ${e.message}`);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    exchanges,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

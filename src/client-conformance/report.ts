@@ -1,0 +1,181 @@
+/**
+ * Verdict and reports of a client-conformance run: summary.json, junit.xml (the server suite's writer, fed with
+ * one check per judged rule), exchanges.jsonl and a self-contained report.html.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { junitXml, type CheckResult, type Summary } from '../results.js';
+import { loadCatalogue, type Level, type Service } from '../spec.js';
+import type { Redactor } from '../redact.js';
+import type { RuleResult, RuleVerdict } from './judge.js';
+import type { ObservedExchange } from './observer.js';
+import type { ScenarioInfo } from './scenarios.js';
+
+export type ClientRunVerdict = 'conformant' | 'nonconformant' | 'incomplete' | 'error';
+/** The server suite's exit statuses, plus 2 for a usage error: 4 is an incomplete run (a rule not exercised). */
+export const CLIENT_EXIT_CODES: Record<ClientRunVerdict, number> = { conformant: 0, nonconformant: 1, error: 3, incomplete: 4 };
+
+export interface ClientRequirement {
+  id: string;
+  level: Level;
+  summary: string;
+  text: string;
+  subject: 'client' | 'server';
+  verdict: RuleVerdict | 'unverifiable';
+  checks: string[];
+  reason?: string;
+}
+
+export interface ClientSummary {
+  kind: 'client-conformance';
+  verdict: ClientRunVerdict;
+  exitCode: number;
+  message: string;
+  complete: boolean;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  service: Service;
+  target: { deployment: string; embedded: boolean; observer: string };
+  command: string[];
+  commandExit: { code: number | null; signal: string | null; stoppedByTimeBound: boolean; error?: string };
+  scenarios: (ScenarioInfo & { exchanges: number[] })[];
+  counts: { passed: number; failed: number; warnings: number; notExercised: number; unverifiable: number; total: number };
+  rules: RuleResult[];
+  requirements: ClientRequirement[];
+  /** The judged rules as the server suite's check results (what junit.xml is written from). */
+  checks: CheckResult[];
+  requests: number;
+}
+
+export function decide(rules: RuleResult[], o: { commandError?: string; stopped: boolean }): { verdict: ClientRunVerdict; message: string } {
+  if (o.commandError) return { verdict: 'error', message: `the command could not run: ${o.commandError}` };
+  const failed = rules.filter((r) => r.verdict === 'failed');
+  if (failed.length)
+    return { verdict: 'nonconformant', message: `${failed.length} client rule(s) failed: ${failed.map((r) => r.requirements.join('+')).join(', ')}` };
+  const open = rules.filter((r) => r.verdict === 'not exercised');
+  const stopped = o.stopped ? '; the command was stopped by the run time bound' : '';
+  if (open.length)
+    return {
+      verdict: 'incomplete',
+      message: `no rule failed, but ${open.length} rule(s) were not exercised (the client never showed the behaviour they govern): ${open.map((r) => r.requirements.join('+')).join(', ')}${stopped}`,
+    };
+  const warnings = rules.filter((r) => r.verdict === 'warning');
+  return {
+    verdict: 'conformant',
+    message: `every client rule was exercised and none failed${warnings.length ? `; ${warnings.length} SHOULD warning(s): ${warnings.map((r) => r.requirements.join('+')).join(', ')}` : ''}${stopped}`,
+  };
+}
+
+export function requirementsOf(service: Service, rules: RuleResult[]): ClientRequirement[] {
+  const cited = new Set(rules.flatMap((r) => r.requirements));
+  const out: ClientRequirement[] = [];
+  for (const r of loadCatalogue().values()) {
+    if (r.service !== service || (r.subject !== 'client' && !cited.has(r.id))) continue;
+    const mine = rules.filter((c) => c.requirements.includes(r.id));
+    const verdict: ClientRequirement['verdict'] =
+      mine.length === 0
+        ? 'unverifiable'
+        : mine.some((c) => c.verdict === 'failed')
+          ? 'failed'
+          : mine.some((c) => c.verdict === 'warning')
+            ? 'warning'
+            : mine.some((c) => c.verdict === 'not exercised')
+              ? 'not exercised'
+              : 'passed';
+    out.push({
+      id: r.id,
+      level: r.level,
+      summary: r.summary,
+      text: r.text,
+      subject: r.subject,
+      verdict,
+      checks: mine.map((c) => c.id),
+      reason: mine.length === 0 ? (r.unverifiable ?? 'no traffic-based judge for this rule') : undefined,
+    });
+  }
+  return out;
+}
+
+export function asCheckResults(rules: RuleResult[]): CheckResult[] {
+  return rules.map((r) => ({
+    id: r.id,
+    title: r.title,
+    service: r.service,
+    requirements: r.requirements,
+    level: r.level,
+    // Not exercised: reported as skipped with the reason (junit has no better place for it).
+    verdict: r.verdict === 'not exercised' ? 'skipped' : r.verdict,
+    message: r.verdict === 'not exercised' ? `not exercised: ${r.message}` : r.message,
+    observations: r.observations,
+    requests: r.evidence.length,
+    durationMs: 0,
+    file: 'src/client-conformance/judge.ts',
+  }));
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+function html(s: ClientSummary, xs: ObservedExchange[]): string {
+  const colour: Record<string, string> = { passed: '#1a7f37', failed: '#cf222e', warning: '#9a6700', 'not exercised': '#6e7781', unverifiable: '#6e7781' };
+  const badge = (v: string) => `<b style="color:${colour[v] ?? '#000'}">${esc(v)}</b>`;
+  const bySeq = new Map(xs.map((x) => [x.seq, x]));
+  const rules = s.rules
+    .map((r) => {
+      const ev = r.evidence
+        .map((n) => bySeq.get(n))
+        .filter((x): x is ObservedExchange => !!x)
+        .map(
+          (x) =>
+            `<li><code>#${x.seq} +${x.receivedAt.toFixed(0)} ms ${esc(x.method)} ${esc(x.url)} → ${x.status ?? '—'}${x.scenario ? ` [${esc(x.scenario)}]` : ''}${x.requestHeaders['if-none-match'] ? ` If-None-Match: ${esc(x.requestHeaders['if-none-match'])}` : ''}${x.responseHeaders?.['retry-after'] ? ` Retry-After: ${esc(x.responseHeaders['retry-after'])}` : ''}${x.responseHeaders?.['cache-control'] ? ` Cache-Control: ${esc(x.responseHeaders['cache-control'])}` : ''}</code></li>`,
+        )
+        .join('');
+      const obs = Object.entries(r.observations)
+        .map(([k, v]) => `<li>${esc(k)}: ${esc(v)}</li>`)
+        .join('');
+      return `<section><h3>${badge(r.verdict)} ${esc(r.title)}</h3><p><code>${esc(r.id)}</code> · ${esc(r.requirements.join(', '))} (${r.level})</p><p>${esc(r.message)}</p>${obs ? `<ul>${obs}</ul>` : ''}${ev ? `<details><summary>exchanges</summary><ul>${ev}</ul></details>` : ''}</section>`;
+    })
+    .join('\n');
+  const reqs = s.requirements
+    .map(
+      (r) =>
+        `<tr><td><code>${esc(r.id)}</code></td><td>${r.level}</td><td>${badge(r.verdict)}</td><td>${esc(r.summary)}${r.reason ? `<br><small>${esc(r.reason)}</small>` : ''}</td></tr>`,
+    )
+    .join('');
+  const scen = s.scenarios.map((c) => `<li><b>${esc(c.name)}</b>: ${esc(c.description)} <small>(${esc(c.exercises.join(', '))})</small></li>`).join('');
+  return `<!doctype html><html lang="en"><meta charset="utf-8"><title>Client conformance: ${esc(s.service)}</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}code{font-size:12px}td{padding:2px 8px;vertical-align:top}section{border-top:1px solid #ddd}</style>
+<h1>Client conformance (${esc(s.service)}): ${badge(s.verdict === 'conformant' ? 'passed' : s.verdict === 'nonconformant' ? 'failed' : 'not exercised')} ${esc(s.verdict)}</h1>
+<p>${esc(s.message)}</p><p>Command: <code>${esc(s.command.join(' '))}</code> (exit ${s.commandExit.code ?? esc(String(s.commandExit.signal))}${s.commandExit.stoppedByTimeBound ? ', stopped by the time bound' : ''}); ${s.requests} request(s).</p>
+<h2>Requirements</h2><table>${reqs}</table><h2>Rules as judged</h2>${rules}<h2>Scenarios</h2><ul>${scen}</ul></html>
+`;
+}
+
+export function writeClientReports(dir: string, s: ClientSummary, xs: ObservedExchange[], redactor: Redactor): void {
+  mkdirSync(dir, { recursive: true });
+  const clean = <T>(v: T): T => JSON.parse(redactor.redact(JSON.stringify(v))) as T;
+  writeFileSync(path.join(dir, 'summary.json'), `${JSON.stringify(clean(s), null, 2)}\n`);
+  // The server suite's JUnit writer reads only checks, counts and durationMs of a Summary.
+  const t = s.counts;
+  const forJunit = {
+    checks: s.checks,
+    durationMs: s.durationMs,
+    counts: {
+      total: t.total,
+      failed: t.failed,
+      skipped: t.notExercised,
+      setupErrors: 0,
+      unavailable: 0,
+      errors: 0,
+      knownDeviations: 0,
+      passed: t.passed,
+      warnings: t.warnings,
+    },
+  } as unknown as Summary;
+  writeFileSync(path.join(dir, 'junit.xml'), redactor.redact(junitXml(forJunit)));
+  writeFileSync(
+    path.join(dir, 'exchanges.jsonl'),
+    xs.map((x) => redactor.redact(JSON.stringify({ ...x, responseBody: x.responseBody?.slice(0, 4096) }))).join('\n') + '\n',
+  );
+  writeFileSync(path.join(dir, 'report.html'), redactor.redact(html(s, xs)));
+}
