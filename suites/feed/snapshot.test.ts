@@ -48,6 +48,18 @@ async function takeSnapshot(query: Record<string, string | number> = {}): Promis
 
 const snapshotA = () => once('snapshot-a', () => takeSnapshot());
 
+/**
+ * A second walk with another page size, chosen from what the first walk saw: about four pages over a set that fit
+ * one page, else pages twice the default size (or smaller when the default was already the maximum, 1000).
+ */
+function otherSizeSnapshot(a: Snapshot): Promise<Snapshot & { limit: number }> {
+  return once('snapshot-other-size', async () => {
+    const firstCount = listOf(a.pages[0]!.body, profile().snapshot.list!).length;
+    const limit = a.pages.length === 1 ? Math.max(1, Math.ceil(a.ids.length / 4)) : firstCount >= 1000 ? 700 : Math.min(1000, firstCount * 2);
+    return { ...(await takeSnapshot({ limit })), limit };
+  });
+}
+
 interface Change {
   op: string;
   id: string;
@@ -96,11 +108,43 @@ describe('the snapshot procedure', () => {
   );
 
   check(
+    {
+      id: 'feed-snapshot-walk-complete',
+      title: 'the pages of a snapshot deliver every item of the selected set: a walk with another page size gives the same set',
+      requirements: ['feed-snapshot-paging'],
+    },
+    async (t) => {
+      const a = await snapshotA();
+      t.cite(...a.pages.map((p) => p.res));
+      precondition(a.complete, `the selected set has more than ${MAX_PAGES} pages of the default size; no walk reached its end`);
+      precondition(a.ids.length > 1, 'needs at least 2 selected items');
+      const b = await otherSizeSnapshot(a);
+      t.cite(...b.pages.map((p) => p.res));
+      precondition(b.complete, `the walk with limit=${b.limit} did not end within ${MAX_PAGES} pages`);
+      t.observe('walks', `${a.pages.length} page(s) at the default size, ${b.pages.length} page(s) of ${b.limit}: ${a.ids.length} and ${b.ids.length} items`);
+      // The set may change between the walks: items the change feed names since the first walk's cursor are excepted.
+      const since = await changesAfter(a.cursor, 3);
+      t.cite(...since.res);
+      const moved = new Set(since.changes.map((c) => c.id));
+      const inA = new Set(a.ids);
+      const inB = new Set(b.ids);
+      const onlyA = a.ids.filter((id) => !inB.has(id) && !moved.has(id));
+      const onlyB = b.ids.filter((id) => !inA.has(id) && !moved.has(id));
+      if (onlyA.length) t.violation(`the walk with limit=${b.limit} never delivered ${onlyA.length} selected item(s): ${onlyA.slice(0, 10).join(', ')}`);
+      if (onlyB.length) t.violation(`the walk at the default size never delivered ${onlyB.length} selected item(s): ${onlyB.slice(0, 10).join(', ')}`);
+    },
+  );
+
+  check(
     { id: 'feed-snapshot-cursor-same-every-page', title: 'the sync cursor is identical on every page', requirements: ['feed-snapshot-cursor-stable'] },
     async (t) => {
-      const s = await snapshotA();
-      t.cite(...s.pages.map((p) => p.res));
-      precondition(s.pages.length > 1, 'the snapshot has a single page (needs more than 500 selected items)');
+      const a = await snapshotA();
+      t.cite(...a.pages.map((p) => p.res));
+      // A small selected set fits one page of the default size: walk it in small pages instead.
+      const s = a.pages.length > 1 ? a : await otherSizeSnapshot(a);
+      if (s !== a) t.cite(...s.pages.map((p) => p.res));
+      precondition(s.pages.length > 1, 'needs at least 2 selected items (to page through the snapshot)');
+      t.observe('pages compared', `${s.pages.length}${s === a ? ' at the default size' : ` of limit=${(s as Snapshot & { limit: number }).limit}`}`);
       const cursors = [...new Set(s.pages.map((p) => p.body.cursor))];
       expect(cursors, 'cursor values across pages').toHaveLength(1);
     },
