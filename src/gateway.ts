@@ -191,6 +191,17 @@ export async function expectErrorShape(res: HttpResponse, shape: ErrorShape): Pr
   return shape === 'vendor-a' ? { code: e.code, type: e.type, message: e.message } : { code: e.type, type: undefined, message: e.message };
 }
 
+/** error.type and error.code where the vendor A envelope carries them, without judging the rest of the envelope. */
+export function vendorAFields(body: string): { type: unknown; code: unknown; message: unknown } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  return { type: field(parsed, 'error.type'), code: field(parsed, 'error.code'), message: field(parsed, 'error.message') };
+}
+
 /** The error code whichever envelope carries it (vendor A error.code, vendor B error.type). */
 export async function errorCode(res: HttpResponse, path: string): Promise<unknown> {
   const shape = shapeFor(path) ?? 'vendor-a';

@@ -9,6 +9,7 @@ import { http, once } from '../../src/context.js';
 import {
   chosenModel,
   expectErrorShape,
+  vendorAFields,
   gatewayCodes,
   gatewaySend,
   minimalBody,
@@ -83,7 +84,7 @@ describe('error envelopes', () => {
     t.cite(...vendorA);
     const { deployed } = typeNames();
     for (const res of vendorA) {
-      const { type } = await expectErrorShape(res, 'vendor-a');
+      const { type } = vendorAFields(res.body);
       expect([...deployed], `error.type of ${new URL(res.url).pathname}`).toContain(type);
     }
   });
@@ -96,7 +97,7 @@ describe('error envelopes', () => {
       const codes = await gatewayCodes();
       let seen = 0;
       for (const res of vendorA) {
-        const { type, code } = await expectErrorShape(res, 'vendor-a');
+        const { type, code } = vendorAFields(res.body);
         if (type !== typeNames().gatewayError) continue;
         seen++;
         expect([...codes], `error.code of a gateway_error on ${new URL(res.url).pathname}`).toContain(code);

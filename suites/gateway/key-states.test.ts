@@ -9,8 +9,7 @@
 import { describe } from 'vitest';
 import { check, expect, precondition, type CheckTools } from '../../src/harness.js';
 import type { SecretVar } from '../../src/config.js';
-import { field } from '../../src/spec.js';
-import { gatewayGet, gatewayOperations, judge, requireKey, requireValidKey, typeNames, verifyApiKey } from '../../src/gateway.js';
+import { gatewayGet, gatewayOperations, judge, requireKey, requireValidKey, typeNames, vendorAFields, verifyApiKey } from '../../src/gateway.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const authCheck = (key: string) => gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` } });
@@ -25,20 +24,9 @@ async function control(t: CheckTools): Promise<void> {
   precondition(j.kind === 'accepted', `GET /v1/models with GATEWAY_API_KEY answered ${j.what}, not 200 with a data array: a refusal could not be told apart`);
 }
 
-/** error.type and error.code where the vendor A envelope carries them (the envelope itself is its own check's). */
-function errorFields(res: HttpResponse): { type: unknown; code: unknown; message: unknown } {
-  let body: unknown;
-  try {
-    body = JSON.parse(res.body);
-  } catch {
-    body = undefined;
-  }
-  return { type: field(body, 'error.type'), code: field(body, 'error.code'), message: field(body, 'error.message') };
-}
-
 /** A key refusal is an error of the gateway itself: type gateway_error (the deployment's name for it). */
 function expectGatewayError(t: CheckTools, res: HttpResponse, what: string): void {
-  const { type, code } = errorFields(res);
+  const { type, code } = vendorAFields(res.body);
   t.observe('error', `type ${JSON.stringify(type)}, code ${JSON.stringify(code)}`);
   expect(type, `error.type of the refusal of ${what} (the gateway's own error)`).toBe(typeNames().gatewayError);
 }
@@ -98,7 +86,7 @@ describe('keys that must not pass the authentication check', () => {
       const res = await authCheck(key);
       expect(res.status, 'GET /v1/models from outside the allow list').toBe(403);
       expectGatewayError(t, res, 'GATEWAY_IP_DENIED_KEY');
-      const { code, message } = errorFields(res);
+      const { code, message } = vendorAFields(res.body);
       expect(code, 'error.code of the IP allow-list refusal (the code table: "access denied, for example IP not in the allow list")').toBe('access_denied');
       expect(String(message), 'the message speaks of the IP').toMatch(/\bIP\b|\bip address|IP地址/i);
     },
