@@ -1,10 +1,9 @@
 /**
  * `npm run coverage [-- --json]`: every requirement of both catalogues with the checks that verify it.
  * Server requirements are covered by conformance checks (collected from the suites, not run); client rules by
- * project tests whose title names them ("client rule <id>"); a requirement marked `unverifiable` or `notApplicable` is listed with
+ * project tests whose declared name (describe and title, collected by vitest) says "client rule <id>"; a requirement marked `unverifiable` or `notApplicable` is listed with
  * its reason. Anything else is pending.
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createVitest } from 'vitest/node';
@@ -62,30 +61,29 @@ export async function collectChecks(): Promise<Map<string, string[]>> {
   }
 }
 
-function projectTestFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory() && e.name !== 'node_modules') out.push(...projectTestFiles(p));
-    else if (e.name.endsWith('.test.ts')) out.push(p);
-  }
-  return out;
-}
-
-/** Client rules verified by project tests: "client rule <id>" in a test or describe title. */
-export function clientRuleTests(): Map<string, string[]> {
-  const by = new Map<string, string[]>();
-  for (const file of ['src', 'fixtures'].flatMap((d) => projectTestFiles(path.join(ROOT, d)))) {
-    for (const m of readFileSync(file, 'utf8').matchAll(/client rule ([a-z0-9-]+)/g)) {
-      by.set(m[1]!, [...(by.get(m[1]!) ?? []), path.relative(ROOT, file)]);
+/**
+ * Client rules verified by project tests: a test whose full name (its describe blocks and title, as declared in
+ * code) says "client rule <id>". Collected by vitest, so a comment or a string elsewhere in a file covers nothing.
+ */
+export async function clientRuleTests(): Promise<Map<string, string[]>> {
+  const vitest = await createVitest('test', { root: ROOT, config: path.join(ROOT, 'vitest.config.ts'), project: ['project'], watch: false, reporters: [] });
+  try {
+    const result = await vitest.collect();
+    const by = new Map<string, string[]>();
+    for (const mod of result.testModules) {
+      for (const tc of mod.children.allTests()) {
+        for (const m of tc.fullName.matchAll(/client rule ([a-z0-9-]+)/g)) by.set(m[1]!, [...(by.get(m[1]!) ?? []), `${mod.relativeModuleId} › ${tc.name}`]);
+      }
     }
+    return by;
+  } finally {
+    await vitest.close();
   }
-  return by;
 }
 
 export async function coverage(): Promise<CoverageRow[]> {
   const checks = await collectChecks();
-  const clientTests = clientRuleTests();
+  const clientTests = await clientRuleTests();
   const catalogue = loadCatalogue();
   for (const id of [...checks.keys(), ...clientTests.keys()]) if (!catalogue.has(id)) throw new Error(`a check cites unknown requirement ${id}`);
   return [...catalogue.values()].map((r: CatalogueEntry) => {
