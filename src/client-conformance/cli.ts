@@ -222,9 +222,9 @@ async function main(): Promise<number> {
     requests: xs.length,
   };
   writeClientReports(o.reportDir, summary, xs, redactor);
-  for (const r of rules) console.log(`${r.verdict.padEnd(13)} ${r.requirements.join(', ')}: ${r.message}`);
+  for (const r of rules) console.log(redactor.redact(`${r.verdict.padEnd(13)} ${r.requirements.join(', ')}: ${r.message}`));
   for (const r of requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
-  console.log(`\n${verdict}: ${message}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, exchanges.jsonl)`);
+  console.log(`\n${verdict}: ${redactor.redact(message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, exchanges.jsonl)`);
   return summary.exitCode;
 }
 
