@@ -40,6 +40,35 @@ async function reachable(url: string, timeoutMs: number): Promise<string | undef
   }
 }
 
+/**
+ * Is the URL the service at all? One documented, anonymous request: the feed's items list, the gateway's model
+ * listing without a credential (401 by the document). A 404 or an HTML page there means the URL is not the
+ * service (a missing or extra path prefix), which is a configuration error, not 90 requirement failures. No answer
+ * in time, or any other status, is left to the checks to judge.
+ */
+async function notTheService(service: 'feed' | 'gateway', url: string, timeoutMs: number): Promise<string | undefined> {
+  const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
+  const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  try {
+    const res = await request(`${url}${probe}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
+    res.body.on('error', () => undefined);
+    res.body.destroy();
+    const type = String(res.headers['content-type'] ?? '');
+    if (res.statusCode !== 404 && !/text\/html/i.test(type)) return undefined;
+    const what = service === 'feed' ? 'a content feed' : 'a model gateway';
+    const flag = service === 'feed' ? '--feed-url / FEED_BASE_URL' : '--gateway-url / GATEWAY_URL';
+    const hint =
+      service === 'gateway' && /\/v1\/?$/.test(url)
+        ? ' (the gateway URL is the bare root: drop the /v1 segment)'
+        : ` (a missing or extra path prefix? ${probe} must be at ${url}${probe})`;
+    return `this does not look like ${what}: GET ${url}${probe} answered ${res.statusCode}${type ? ` ${type.split(';')[0]}` : ''}; check ${flag}${hint}`;
+  } catch {
+    return undefined;
+  } finally {
+    await agent.close().catch(() => undefined);
+  }
+}
+
 function readExchanges(reportDir: string): Exchange[] {
   const file = path.join(reportDir, EXCHANGES_FILE);
   if (!existsSync(file)) return [];
@@ -204,6 +233,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       const url = s === 'feed' ? config.feedUrl! : config.gatewayUrl!;
       probes++;
       const problem = await reachable(url, config.timeoutMs);
+      const wrong = problem ? undefined : (probes++, await notTheService(s, url, config.timeoutMs));
+      if (wrong) {
+        process.stderr.write(`conformance: configuration error: ${wrong}\n`);
+        rmSync(path.join(config.reportDir, 'summary.json'), { force: true });
+        return 2;
+      }
       if (problem) {
         const summary = await finish(problem);
         process.stderr.write(`conformance: ${problem}\n`);
