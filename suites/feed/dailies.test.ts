@@ -4,7 +4,7 @@
 import { describe } from 'vitest';
 import fc from 'fast-check';
 import { check, expect, jsonBody, precondition } from '../../src/harness.js';
-import { expectProblem, feedGet, listOf, once, profile, serverNow } from '../../src/feed.js';
+import { expectProblem, feedGet, listOf, once, profile, targetNow } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { weakMatch } from '../../src/caching.js';
 import { field } from '../../src/spec.js';
@@ -93,9 +93,11 @@ describe('the daily-report archive', () => {
       const { res, dates } = await archive();
       t.cite(res);
       precondition(dates.length > 0, 'the archive is empty');
-      const now = shanghai(serverNow(res));
-      const newestAllowed = now.hour >= 8 ? now.date : shanghai(serverNow(res) - 86_400_000).date;
-      t.observe('Shanghai time at the response', `${now.date} ${String(now.hour).padStart(2, '0')}h`);
+      // The target's clock (its Date header) decides "today": a runner a few minutes off does not misjudge 08:00.
+      const clock = targetNow(res);
+      const now = shanghai(clock.now);
+      const newestAllowed = now.hour >= 8 ? now.date : shanghai(clock.now - 86_400_000).date;
+      t.observe('Shanghai time at the response', `${now.date} ${String(now.hour).padStart(2, '0')}h, from ${clock.source}`);
       expect(String(dates[0]) <= newestAllowed, `newest report ${String(dates[0])} is not after ${newestAllowed}`).toBe(true);
     },
   );
