@@ -10,7 +10,7 @@ import { Agent, request } from 'undici';
 import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
 import { CONTEXT_VAR, EXCHANGES_FILE, type RunContext } from './context.js';
-import { ResultCollector, summarize, writeResults, type Summary } from './results.js';
+import { ProgressReporter, ResultCollector, summarize, writeResults, type Summary } from './results.js';
 import { generateHtml, reportPages } from './html.js';
 import { matrixHtml } from './pages.js';
 import type { Exchange } from './http.js';
@@ -81,6 +81,7 @@ function readExchanges(reportDir: string): Exchange[] {
 function contextOf(c: RunConfig): RunContext {
   const {
     html: _h,
+    verbose: _v,
     profileSource: _p,
     knownDeviations: _k,
     knownDeviationsSource: _s,
@@ -104,7 +105,9 @@ export function verdictLine(s: Summary): string {
 export function closingLines(summary: Summary, deviationsSource?: string): string[] {
   const out: string[] = [''];
   const c = summary.counts;
-  for (const f of summary.failures) out.push(`  FAIL ${f.id} [${f.requirement}]: ${f.message.split('\n')[0]}`);
+  const whole = (m: string) => m.trim().replace(/\n+/g, '\n      ');
+  for (const f of summary.failures) out.push(`  FAIL ${f.id} [${f.requirement}]: ${whole(f.message)}`);
+  for (const w of summary.warnings) out.push(`  WARNING ${w.id} [${w.requirement}] (${w.level}): ${whole(w.message)}`);
   for (const d of summary.knownDeviations) {
     if (d.status === 'seen') out.push(`  KNOWN DEVIATION ${d.id}: ${d.reason}${d.link ? ` (${d.link})` : ''}`);
     if (d.status === 'no longer seen')
@@ -114,7 +117,7 @@ export function closingLines(summary: Summary, deviationsSource?: string): strin
   const undecidedMust = summary.undecided.filter((u) => u.level === 'MUST');
   if (undecidedMust.length) {
     out.push('  MUST requirements not verified, and what would decide them:');
-    for (const u of undecidedMust) out.push(`    UNDECIDED ${u.id} (${u.verdict}): ${u.toDecide.split('\n')[0]}`);
+    for (const u of undecidedMust) out.push(`    UNDECIDED ${u.id} (${u.verdict}): ${whole(u.toDecide)}`);
   }
   for (const u of summary.notExercised) out.push(`  NOT EXERCISED ${u.id} (${u.level}): ${u.why.split('\n')[0]}`);
   for (const u of summary.declaredUnchecked) out.push(`  DECLARED UNCHECKED ${u.id}: ${u.reason} (${u.status})`);
@@ -259,7 +262,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         watch: false,
         passWithNoTests: true,
         ...(config.shard ? { shard: config.shard } : {}),
-        reporters: [collector, ['allure-vitest/reporter', { resultsDir, reportMatchers: false }], 'default'],
+        reporters: [collector, ['allure-vitest/reporter', { resultsDir, reportMatchers: false }], config.verbose ? 'default' : new ProgressReporter(log)],
       },
       {},
       { stdout: process.stdout, stderr: process.stderr },

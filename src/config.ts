@@ -42,6 +42,8 @@ export interface RunConfig {
   /** vitest shard "i/n": this job runs the i-th of n shards (services split whole across shards). */
   shard?: string;
   html: boolean;
+  /** Print vitest's own output (stack traces, code frames) instead of one line per check that did not pass. */
+  verbose: boolean;
   /** Known deviations a deployment team keeps (validated against specs/known-deviations.schema.json). */
   knownDeviations: KnownDeviation[];
   /** Requirements the team declares it cannot check here (the "unchecked" list of the known-deviations file). */
@@ -82,6 +84,7 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --allow-incomplete           exit 0 even when MUST requirements were left undecided (verdict stays incomplete)
   --config FILE                JSON config file with any of these settings (no secrets)
   --no-html                    skip the HTML report (summary.json and junit.xml are still written)
+  --verbose                    vitest's own output with stack traces (default: one line per check that did not pass)
   --help                       this text
 
 With no URL at all, the embedded reference deployments are started on loopback and checked (the output says
@@ -257,6 +260,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
         'known-deviations': { type: 'string' },
         config: { type: 'string' },
         'no-html': { type: 'boolean' },
+        verbose: { type: 'boolean' },
         'allow-incomplete': { type: 'boolean' },
         version: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -344,6 +348,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     maxBodyBytes: 16 * 1024 * 1024,
     runTimeoutMs: (int('--run-timeout', s('run-timeout') ?? file.runTimeout, 10, 86_400) ?? 900) * 1000,
     html: !(values['no-html'] === true || file.html === false),
+    verbose: values.verbose === true,
     knownDeviations,
     unchecked,
     knownDeviationsSource: deviationsFile,

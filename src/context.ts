@@ -12,7 +12,7 @@ import { SECRET_VARS, type RunConfig, type SecretVar } from './config.js';
 /** What the suites get of the run's configuration (the rest concerns only the command itself). */
 export type RunContext = Omit<
   RunConfig,
-  'html' | 'profileSource' | 'knownDeviations' | 'knownDeviationsSource' | 'shard' | 'runTimeoutMs' | 'unchecked' | 'allowIncomplete'
+  'html' | 'verbose' | 'profileSource' | 'knownDeviations' | 'knownDeviationsSource' | 'shard' | 'runTimeoutMs' | 'unchecked' | 'allowIncomplete'
 >;
 
 export const CONTEXT_VAR = 'CONFORMANCE_CONTEXT';

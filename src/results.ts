@@ -189,6 +189,26 @@ export class ResultCollector implements Reporter {
   }
 }
 
+/**
+ * The console during a run, unless --verbose: one line per test file, and one line per check that did not pass
+ * (its verdict and its whole reason); no stack traces or code frames. The closing lines give the verdict.
+ */
+export class ProgressReporter implements Reporter {
+  constructor(private readonly log: (line: string) => void) {}
+  onTestModuleEnd(mod: TestModule): void {
+    const tests = [...mod.children.allTests()];
+    const bad = tests.filter((t) => t.meta().verdict !== undefined && t.meta().verdict !== 'passed');
+    if (tests.length === 0 && mod.errors().length === 0) return;
+    this.log(`  ${mod.relativeModuleId}: ${tests.length} check(s)${bad.length ? `, ${bad.length} not passed` : ''}`);
+    for (const t of bad) {
+      const m = t.meta();
+      const reason = (m.reason ?? t.result().errors?.[0]?.message ?? '').trim().replace(/\n+/g, '\n        ');
+      this.log(`    ${(m.verdict ?? 'error').toUpperCase()} ${m.check ?? t.name}: ${reason}`);
+    }
+    for (const e of mod.errors()) this.log(`    HARNESS ERROR ${mod.relativeModuleId}: ${e.message}`);
+  }
+}
+
 const reqOf = (c: CheckResult) => c.requirements.join(', ');
 
 export function summarize(
