@@ -30,7 +30,7 @@ Runs <command> against an observing target and judges its requests against the c
   --target-url URL         observe a real deployment at URL instead of starting the reference (keys from your environment)
 
 The command's environment: FEED_BASE_URL (feed), or GATEWAY_URL, GATEWAY_API_KEY, OPENAI_BASE_URL, OPENAI_API_KEY,
-ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GOOGLE_API_KEY (gateway).
+ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY (gateway).
 Exit status: 0 conformant (every rule exercised, none failed), 1 a MUST rule failed, 2 usage, 3 the command could
 not run, 4 incomplete (none failed, some not exercised).`;
 
@@ -155,7 +155,6 @@ async function main(): Promise<number> {
           ANTHROPIC_API_KEY: key,
           GOOGLE_GEMINI_BASE_URL: observer.url,
           GEMINI_API_KEY: key,
-          GOOGLE_API_KEY: key,
         };
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!TARGET_VARS.test(k)) childEnv[k] = v;

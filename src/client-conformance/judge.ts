@@ -482,55 +482,48 @@ const GATEWAY_JUDGES: Judge[] = [
     },
   },
   {
-    id: 'client-gw-query-key-not-vendor-a',
-    title: 'the client does not pass the key as ?key= on vendor A paths',
+    id: 'client-gw-key-placement',
+    title: 'the client puts the key in a form the Authentication table accepts on the path',
     service: 'gateway',
-    requirements: ['gw-auth-query-key-not-vendor-a'],
+    requirements: ['gw-auth-bearer', 'gw-auth-x-api-key', 'gw-auth-vendorc-header', 'gw-auth-query-key', 'gw-auth-query-key-not-vendor-a'],
     judge(xs, ctx) {
-      const vendorA = xs.filter((x) => gatewayFamily(pathOf(x), ctx.names) === 'vendor-a');
-      if (vendorA.length === 0) return notExercised('the client made no vendor A request');
-      const bad = vendorA.filter((x) => {
-        const f = credentialForms(x, ctx.names.vendorCKeyHeader);
-        return f.query !== undefined && f.bearer === undefined;
-      });
-      return bad.length
-        ? {
-            verdict: 'failed',
-            message: `the key was passed only as ?key= on a vendor A path, where that form does not work: ${list(bad.map(describe))}`,
-            evidence: seqs(bad),
-          }
-        : { verdict: 'passed', message: `${vendorA.length} vendor A request(s), each with the key in a form that works there`, evidence: seqs(vendorA) };
-    },
-  },
-  {
-    id: 'client-gw-key-header-per-path',
-    title: 'the client uses x-api-key and the vendor C key header only on the paths that accept them',
-    service: 'gateway',
-    requirements: ['gw-auth-x-api-key', 'gw-auth-vendorc-header'],
-    judge(xs, ctx) {
-      const withHeader = xs.filter((x) => {
-        const f = credentialForms(x, ctx.names.vendorCKeyHeader);
-        return gatewayFamily(pathOf(x), ctx.names) !== 'unknown' && (f.xApiKey !== undefined || f.vendorC !== undefined);
-      });
-      if (withHeader.length === 0) return notExercised(`the client never used x-api-key or ${ctx.names.vendorCKeyHeader}`);
-      const bad = withHeader.filter((x) => {
-        const f = credentialForms(x, ctx.names.vendorCKeyHeader);
-        const family = gatewayFamily(pathOf(x), ctx.names);
+      const keyed = xs
+        .map((x) => ({ x, f: credentialForms(x, ctx.names.vendorCKeyHeader), family: gatewayFamily(pathOf(x), ctx.names) }))
+        .filter(({ f, family }) => family !== 'unknown' && Object.values(f).some((v) => v !== undefined));
+      if (keyed.length === 0) return notExercised('the client sent no key on a path of the Authentication table');
+      const wrong = keyed.filter(({ f, family }) => {
         if (f.bearer !== undefined) return false;
-        const xOk = f.xApiKey !== undefined && (family === 'vendor-b' || family === 'models');
-        const cOk = (f.vendorC !== undefined || f.query !== undefined) && (family === 'vendor-c' || family === 'models');
-        return !xOk && !cOk;
+        if (f.xApiKey !== undefined && (family === 'vendor-b' || family === 'models')) return false;
+        if ((f.vendorC !== undefined || f.query !== undefined) && (family === 'vendor-c' || family === 'models')) return false;
+        return true;
       });
-      return bad.length
+      const why = ({ f, family }: (typeof keyed)[number]) =>
+        f.query !== undefined && family === 'vendor-a'
+          ? '?key= does not work on vendor A interfaces'
+          : `${[f.xApiKey !== undefined && 'x-api-key', f.vendorC !== undefined && ctx.names.vendorCKeyHeader, f.query !== undefined && '?key=']
+              .filter(Boolean)
+              .join(' and ')} is not accepted on ${family} paths`;
+      const forms = [
+        ...new Set(
+          keyed.map(({ f }) =>
+            Object.entries(f)
+              .filter(([, v]) => v !== undefined)
+              .map(([k]) => k)
+              .join('+'),
+          ),
+        ),
+      ].join(', ');
+      return wrong.length
         ? {
             verdict: 'failed',
-            message: `the key was only in a header form the path does not accept: ${list(bad.map((x) => `${describe(x)} (${gatewayFamily(pathOf(x), ctx.names)})`))}`,
-            evidence: seqs(bad),
+            message: `the key was only in a form the path does not accept: ${list(wrong.map((w) => `${describe(w.x)} (${why(w)})`))}`,
+            evidence: seqs(wrong.map((w) => w.x)),
           }
         : {
             verdict: 'passed',
-            message: `${withHeader.length} request(s) with x-api-key or ${ctx.names.vendorCKeyHeader}, each on a path that accepts it`,
-            evidence: seqs(withHeader),
+            message: `${keyed.length} request(s) with a key, each in a form its path accepts (forms used: ${forms})`,
+            evidence: seqs(keyed.map((k) => k.x)),
+            observations: { 'forms used': forms },
           };
     },
   },

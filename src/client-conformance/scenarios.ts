@@ -123,7 +123,7 @@ export const GATEWAY_SCENARIOS: ScenarioInfo[] = [
   {
     name: 'key-per-path-family',
     description: 'Every request is passed to the deployment with the credential as sent; the key form is judged against the Authentication table for its path.',
-    exercises: ['gw-auth-query-key-not-vendor-a', 'gw-auth-x-api-key', 'gw-auth-vendorc-header'],
+    exercises: ['gw-auth-bearer', 'gw-auth-x-api-key', 'gw-auth-vendorc-header', 'gw-auth-query-key', 'gw-auth-query-key-not-vendor-a'],
   },
 ];
 
