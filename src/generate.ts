@@ -96,6 +96,36 @@ export function invalidEnumValues(s: JsonSchema): fc.Arbitrary<string> {
     .filter((v) => !lower.includes(v.toLowerCase()));
 }
 
+const DURATION = /^(\d+)([a-z]+)$/i;
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/**
+ * The values next to an enum rule's allowed ones, which a server that accepts one extra value lets through:
+ * the empty value; each allowed value in other case and padded with a space; for a duration (`24h`, `7d`) the
+ * neighbouring amount in the same unit and the same span in another unit; for a word, its plural. Always tried
+ * in full (not sampled), and never one of the allowed values.
+ */
+export function nearMissEnumValues(s: JsonSchema): string[] {
+  const allowed = (s.enum ?? []).map(String);
+  if (allowed.length === 0) throw new Error('not an enum schema');
+  const out: string[] = [''];
+  allowed.forEach((v, i) => {
+    const upper = v.toUpperCase();
+    out.push(upper !== v ? upper : v.toLowerCase(), i % 2 === 0 ? ` ${v}` : `${v} `);
+    const d = DURATION.exec(v);
+    if (d && UNIT_MS[d[2]!.toLowerCase()]) {
+      const [n, unit] = [Number(d[1]), d[2]!.toLowerCase()];
+      out.push(`${n + 1}${unit}`);
+      const span = n * UNIT_MS[unit]!;
+      const other = Object.entries(UNIT_MS).find(([u, ms]) => u !== unit && u !== 'm' && span % ms === 0 && allowed.every((a) => a !== `${span / ms}${u}`));
+      out.push(other ? `${span / other[1]}${other[0]}` : `${Math.max(1, n - 1)}${unit}`);
+    } else {
+      out.push(`${v}s`);
+    }
+  });
+  return [...new Set(out)].filter((v) => !allowed.includes(v));
+}
+
 /**
  * Check `predicate` for generated values. The predicate asserts with expect (or throws a verdict error); the
  * first failure ends the check with fast-check's report: seed, path and the shrunk counterexample.
@@ -105,6 +135,20 @@ export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Pro
   let passthrough: unknown;
   // Generators repeat values (boundaries above all); each distinct value costs one request, once.
   const checked = new Set<string>();
+  // The examples (a rule's boundaries) are always tried, whatever --runs says: fast-check would count them inside
+  // numRuns, so --runs 1 would drop all but the first.
+  for (const e of o.examples ?? []) {
+    const key = fc.stringify(e);
+    if (checked.has(key)) continue;
+    try {
+      await predicate(e);
+    } catch (err) {
+      if (err instanceof TargetUnavailableError || err instanceof BudgetExhaustedError || err instanceof PreconditionFailed) throw err;
+      const cause = err instanceof Error ? err.message : String(err);
+      throw new AssertionViolation(`boundary value ${brief(e)} (always tried): ${cause.slice(0, 600)}`);
+    }
+    checked.add(key);
+  }
   const result = await fc.check(
     fc.asyncProperty(arb, async (v) => {
       if (passthrough) return true;
@@ -123,16 +167,18 @@ export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Pro
       }
       return true;
     }),
-    { numRuns: Math.min(o.runs ?? ctx.runs, ctx.runs), seed: ctx.seed, endOnFailure: !ctx.embedded, examples: (o.examples ?? []).map((e) => [e] as [T]) },
+    { numRuns: Math.min(o.runs ?? ctx.runs, ctx.runs), seed: ctx.seed, endOnFailure: !ctx.embedded },
   );
   if (passthrough) throw passthrough;
   if (!result.failed) return;
   const cause = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
-  const value = result.counterexample?.[0];
-  const shown = fc.stringify(value);
-  const brief =
-    shown.length > 120 ? `${[...shown].slice(0, 40).join('')}…" (${typeof value === 'string' ? [...value].length : shown.length} code points)` : shown;
   throw new AssertionViolation(
-    `property failed (fast-check seed ${result.seed}, path "${result.counterexamplePath}"; replay: --grep <this check> --seed=${result.seed}) for ${brief}:\n${cause.slice(0, 600)}`,
+    `property failed (fast-check seed ${result.seed}, path "${result.counterexamplePath}"; replay: --grep <this check> --seed=${result.seed}) for ${brief(result.counterexample?.[0])}:\n${cause.slice(0, 600)}`,
   );
+}
+
+/** A value as shown in a failure: long strings cut, with their length in code points. */
+function brief(value: unknown): string {
+  const shown = fc.stringify(value);
+  return shown.length > 120 ? `${[...shown].slice(0, 40).join('')}…" (${typeof value === 'string' ? [...value].length : shown.length} code points)` : shown;
 }

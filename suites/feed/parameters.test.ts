@@ -7,8 +7,26 @@
 import { describe } from 'vitest';
 import { check, expect, jsonBody, PreconditionFailed } from '../../src/harness.js';
 import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
-import { expectProblem, feedGet, listOf, once, profile } from '../../src/feed.js';
-import { boundaries, invalidEnumValues, invalidIntegers, invalidStrings, property, validIntegers, validStrings } from '../../src/generate.js';
+import { feedGet, listOf, once, profile } from '../../src/feed.js';
+import {
+  boundaries,
+  invalidEnumValues,
+  invalidIntegers,
+  invalidStrings,
+  nearMissEnumValues,
+  property,
+  validIntegers,
+  validStrings,
+} from '../../src/generate.js';
+import type { HttpResponse } from '../../src/http.js';
+
+/**
+ * A rejected value answers 400. Only the status is these checks' requirement: the problem format of every error
+ * (problem+json, X-Request-Id) is asserted by the checks citing those requirements.
+ */
+function expectRejected(res: HttpResponse, value: unknown): void {
+  expect(res.status, `${JSON.stringify(value)} must be rejected with 400`).toBe(400);
+}
 
 const doc = await loadOpenApi('feed');
 
@@ -41,8 +59,25 @@ for (const o of OPERATIONS) {
           }
         });
         check({ id: `${id}-other-values`, title: `${p.name} outside ${s.enum.join(' | ')} is rejected with 400`, requirements: [req] }, async () => {
-          await property(invalidEnumValues(s), async (v) => void expectProblem(await get(v), 400), { runs: 5 });
+          await property(invalidEnumValues(s), async (v) => expectRejected(await get(v), v), { runs: 5 });
         });
+        const near = nearMissEnumValues(s);
+        check(
+          {
+            id: `${id}-near-misses`,
+            title: `${p.name} values next to ${s.enum.join(' | ')} (other case, padded, empty, a neighbouring value) are rejected with 400`,
+            requirements: [req],
+          },
+          async (t) => {
+            t.observe('values tried', near.map((v) => JSON.stringify(v)).join(' '));
+            const accepted: string[] = [];
+            for (const v of near) {
+              const res = await get(v);
+              if (res.status !== 400) accepted.push(`${p.name}=${JSON.stringify(v)} answered ${res.status}`);
+            }
+            if (accepted.length) t.violation(`values next to the allowed ones must be rejected with 400: ${accepted.join('; ')}`);
+          },
+        );
       }
 
       if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
@@ -60,7 +95,7 @@ for (const o of OPERATIONS) {
         check(
           { id: `${id}-out-of-range`, title: `${p.name} outside ${s.minimum}..${s.maximum}, or not an integer, is rejected with 400`, requirements: [req] },
           async () => {
-            await property(invalidIntegers(s), async (v) => void expectProblem(await get(v), 400), {
+            await property(invalidIntegers(s), async (v) => expectRejected(await get(v), v), {
               runs: 10,
               examples: boundaries(s, 'invalid') as string[],
             });
@@ -86,7 +121,7 @@ for (const o of OPERATIONS) {
             requirements: [req],
           },
           async () => {
-            await property(invalidStrings(s), async (v) => void expectProblem(await get(v), 400), { runs: 20, examples: boundaries(s, 'invalid') as string[] });
+            await property(invalidStrings(s), async (v) => expectRejected(await get(v), v), { runs: 20, examples: boundaries(s, 'invalid') as string[] });
           },
         );
       }
