@@ -1,7 +1,7 @@
 /**
  * content-feed-service.md — Endpoints: every documented parameter rule, generated from specs/feed/openapi.json.
  * For each bounded query parameter: values inside the rule (boundaries included) are accepted, values outside it
- * are rejected with a 400 problem response, and omitting it equals sending its default. Nothing here restates a
+ * (and, for an enum, the values next to the allowed ones) are rejected with 400, and omitting it equals sending its default. Nothing here restates a
  * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
  */
 import { describe } from 'vitest';
@@ -127,7 +127,8 @@ for (const o of OPERATIONS) {
       }
 
       if (s.default !== undefined) {
-        const reqs = o.defaults ? [req, o.defaults] : [req];
+        // The operation's own defaults requirement when it has one (items), else the parameter's rule: one requirement per check.
+        const reqs = o.defaults ? [o.defaults] : [req];
         check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async (t) => {
           const plain = await once(`plain:${path}`, () => feedGet(path));
           const explicit = await get(String(s.default));
