@@ -78,8 +78,39 @@ export function reportPages(htmlDir: string): Map<string, string> {
   return new Map(Object.values(t.byId ?? {}).map((x) => [x.name, x.id]));
 }
 
+/**
+ * The report's first screen: Allure shows the results directory's environment.properties as "Metadata" on the
+ * overview. It carries the run's verdict in the suite's own terms, the evidence per service, what was left
+ * undecided, and where the clause matrix is.
+ */
+export function environmentProperties(s: Summary): string {
+  const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/\r?\n/g, ' ').replace(/^\s+/, '');
+  const lines: [string, string][] = [
+    ['Verdict', `${s.verdict.toUpperCase()}${s.verdict === 'incomplete' && s.allowIncomplete ? ' (allowed by --allow-incomplete)' : ''}`],
+    ['Why', s.message],
+  ];
+  if (s.targets.embedded) lines.push(['Target', 'the embedded reference deployments, not a deployment of yours']);
+  for (const e of s.evidence ?? []) {
+    lines.push([
+      e.service === 'feed' ? 'Feed' : 'Gateway',
+      `${e.verified}/${e.must} MUST verified · ${e.failed} failed · ${e.undecided} undecided · ${e.notExercised} not exercised · ${e.declaredUnchecked} declared unchecked (${e.target ?? ''})`,
+    ]);
+  }
+  const c = s.counts;
+  lines.push([
+    'Checks',
+    `${c.passed} passed, ${c.failed} failed (MUST), ${c.warnings} warnings (SHOULD/MAY), ${c.knownDeviations} known deviations, ${c.skipped} skipped, ${c.setupErrors} setup errors ("broken" in this report), ${c.unavailable} target unavailable, ${c.errors} harness errors`,
+  ]);
+  const undecided = (s.undecided ?? []).filter((u) => u.level === 'MUST');
+  if (undecided.length) lines.push(['Undecided', undecided.map((u) => `${u.id}: ${u.toDecide.split('\n')[0]}`).join(' · ')]);
+  if (s.notExercised?.length) lines.push(['NotExercised', s.notExercised.map((u) => u.id).join(', ')]);
+  lines.push(['ClauseMatrix', 'matrix.html, beside this index.html: every requirement, failures and undecided ones first']);
+  return `${lines.map(([k, v]) => `${k}=${esc(v)}`).join('\n')}\n`;
+}
+
 export async function generateHtml(resultsDir: string, outDir: string, name: string, summary?: Summary): Promise<string> {
   prepareResults(resultsDir, summary);
+  if (summary) writeFileSync(path.join(resultsDir, 'environment.properties'), environmentProperties(summary));
   const args = [
     allureCli(),
     'awesome',
@@ -88,7 +119,7 @@ export async function generateHtml(resultsDir: string, outDir: string, name: str
     '-o',
     outDir,
     '--name',
-    name,
+    summary ? `${name} — ${summary.verdict.toUpperCase()}` : name,
     '--group-by',
     'parentSuite,suite,subSuite',
     '--lang',
