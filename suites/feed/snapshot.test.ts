@@ -180,10 +180,11 @@ describe('the snapshot procedure', () => {
       requirements: ['feed-snapshot-fields-locked'],
     },
     async (t) => {
-      const first = await feedGet(SNAPSHOT, { query: { fields: 'minimal', limit: 5 } });
+      // Pages of 2: any selected set of three items or more has a continuation page.
+      const first = await feedGet(SNAPSHOT, { query: { fields: 'minimal', limit: 2 } });
       expect(first.status).toBe(200);
       const body = jsonBody<Record<string, unknown>>(first);
-      precondition(body.hasMore === true, 'the selected set fits in one page of 5');
+      precondition(body.hasMore === true, 'needs at least 3 selected items (a continuation page of limit=2)');
       const cont = await feedGet(SNAPSHOT, { query: { fields: 'default', page: body.nextPage as string } });
       if (cont.status === 400) {
         t.observe('another fields value on a continuation page', 'rejected (400)');
