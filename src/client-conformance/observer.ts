@@ -66,6 +66,13 @@ function headersOf(inc: IncomingMessage): Record<string, string> {
   return h;
 }
 
+function toObserver(a: Answer, from: string, to: string): Answer {
+  const swap = (v: string) => v.split(from).join(to);
+  const headers = { ...a.headers };
+  if (headers.location) headers.location = swap(headers.location);
+  return { ...a, headers, body: a.body === undefined ? undefined : swap(a.body) };
+}
+
 export async function startObserver(o: {
   upstream: string;
   decide: (req: ObservedRequest, log: ObservedExchange[]) => Decision;
@@ -73,6 +80,7 @@ export async function startObserver(o: {
   realTarget?: boolean;
 }): Promise<Observer> {
   const realTarget = o.realTarget ?? false;
+  let selfOrigin: string | undefined;
   const t0 = performance.now();
   const now = () => Math.round((performance.now() - t0) * 1000) / 1000;
   const exchanges: ObservedExchange[] = [];
@@ -119,6 +127,9 @@ export async function startObserver(o: {
         const rh: Record<string, string> = {};
         for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) rh[k] = Array.isArray(v) ? v.join(', ') : v;
         answer = { status: r.statusCode, headers: rh, body: await r.body.text() };
+        // A real deployment links to itself by its own origin: point those links at the observer, so the client
+        // keeps talking through it (a reference is given the observer's Host and builds them right already).
+        if (realTarget && selfOrigin) answer = toObserver(answer, `${upstream.origin}${base}`, selfOrigin);
         if (decision.rewrite) answer = decision.rewrite(answer);
       } catch (e) {
         x.error = (e as Error).message;
@@ -155,6 +166,7 @@ export async function startObserver(o: {
     server.listen(0, '127.0.0.1', resolve);
   });
   const { port } = server.address() as AddressInfo;
+  selfOrigin = `http://127.0.0.1:${port}`;
   return {
     url: `http://127.0.0.1:${port}`,
     exchanges,
