@@ -80,7 +80,7 @@ export async function startObserver(o: {
   realTarget?: boolean;
 }): Promise<Observer> {
   const realTarget = o.realTarget ?? false;
-  let selfOrigin: string | undefined;
+  const self: { origin?: string } = {};
   const t0 = performance.now();
   const now = () => Math.round((performance.now() - t0) * 1000) / 1000;
   const exchanges: ObservedExchange[] = [];
@@ -129,7 +129,7 @@ export async function startObserver(o: {
         answer = { status: r.statusCode, headers: rh, body: await r.body.text() };
         // A real deployment links to itself by its own origin: point those links at the observer, so the client
         // keeps talking through it (a reference is given the observer's Host and builds them right already).
-        if (realTarget && selfOrigin) answer = toObserver(answer, `${upstream.origin}${base}`, selfOrigin);
+        if (realTarget && self.origin) answer = toObserver(answer, `${upstream.origin}${base}`, self.origin);
         if (decision.rewrite) answer = decision.rewrite(answer);
       } catch (e) {
         x.error = (e as Error).message;
@@ -166,7 +166,7 @@ export async function startObserver(o: {
     server.listen(0, '127.0.0.1', resolve);
   });
   const { port } = server.address() as AddressInfo;
-  selfOrigin = `http://127.0.0.1:${port}`;
+  self.origin = `http://127.0.0.1:${port}`;
   return {
     url: `http://127.0.0.1:${port}`,
     exchanges,
