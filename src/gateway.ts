@@ -251,7 +251,10 @@ export async function openRealtime(o: {
         done({ opened: true, protocol, firstMessage: String(m).slice(0, 500) });
       });
     });
-    ws.on('error', (e) => done({ opened: false, error: e.message }));
+    // The server answered 101 but selected no (or an unoffered) subprotocol: the handshake was accepted; the client refuses it.
+    ws.on('error', (e) =>
+      done(/sent no subprotocol|invalid subprotocol/i.test(e.message) ? { opened: true, error: e.message } : { opened: false, error: e.message }),
+    );
   });
   record({
     status: outcome.opened ? 101 : outcome.status,

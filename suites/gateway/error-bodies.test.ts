@@ -4,7 +4,8 @@
  */
 import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { check, expect } from '../../src/harness.js';
+import { check, expect, precondition } from '../../src/harness.js';
+import type { HttpResponse } from '../../src/http.js';
 import { http, once } from '../../src/context.js';
 import {
   chosenModel,
@@ -50,16 +51,20 @@ const samples = (key: string) =>
     return { vendorA, vendorB };
   });
 
+/** The samples that are errors (whether each request was refused as it should be is its own check's business). */
+function errorsOf(samples: HttpResponse[]): HttpResponse[] {
+  const errors = samples.filter((r) => r.status >= 400);
+  precondition(errors.length > 0, `none of the requests that provoke errors got one (${samples.map((r) => r.status).join(', ')})`);
+  return errors;
+}
+
 describe('error envelopes', () => {
   check(
     { id: 'gw-vendor-a-error-shape', title: 'vendor A errors are {error: {message, type, param, code}}', requirements: ['gw-error-shape-vendor-a'] },
     async (t) => {
       const { vendorA } = await samples(await requireValidKey(t));
       t.cite(...vendorA);
-      for (const res of vendorA) {
-        expect(res.status, `${new URL(res.url).pathname} should fail`).toBeGreaterThanOrEqual(400);
-        await expectErrorShape(res, 'vendor-a');
-      }
+      for (const res of errorsOf(vendorA)) await expectErrorShape(res, 'vendor-a');
     },
   );
 
@@ -72,10 +77,7 @@ describe('error envelopes', () => {
     async (t) => {
       const { vendorB } = await samples(await requireValidKey(t));
       t.cite(...vendorB);
-      for (const res of vendorB) {
-        expect(res.status, '/v1/messages should fail').toBeGreaterThanOrEqual(400);
-        await expectErrorShape(res, 'vendor-b');
-      }
+      for (const res of errorsOf(vendorB)) await expectErrorShape(res, 'vendor-b');
     },
   );
 
@@ -83,7 +85,7 @@ describe('error envelopes', () => {
     const { vendorA } = await samples(await requireValidKey(t));
     t.cite(...vendorA);
     const { deployed } = typeNames();
-    for (const res of vendorA) {
+    for (const res of errorsOf(vendorA)) {
       const { type } = vendorAFields(res.body);
       expect([...deployed], `error.type of ${new URL(res.url).pathname}`).toContain(type);
     }
@@ -96,7 +98,7 @@ describe('error envelopes', () => {
       t.cite(...vendorA);
       const codes = await gatewayCodes();
       let seen = 0;
-      for (const res of vendorA) {
+      for (const res of errorsOf(vendorA)) {
         const { type, code } = vendorAFields(res.body);
         if (type !== typeNames().gatewayError) continue;
         seen++;

@@ -37,14 +37,14 @@ describe('keys that must not pass the authentication check', () => {
       v: 'GATEWAY_EXPIRED_KEY',
       id: 'gw-expired-key-401',
       title: 'an expired key gets 401, a gateway_error',
-      reqs: ['gw-key-invalid-401', 'gw-status-401-key'],
+      reqs: ['gw-key-invalid-401', 'gw-status-401-key', 'gw-error-type-values'],
       statuses: [401],
     },
     {
       v: 'GATEWAY_DISABLED_KEY',
       id: 'gw-disabled-key-401',
       title: 'a disabled key gets 401, a gateway_error',
-      reqs: ['gw-key-invalid-401', 'gw-status-401-key'],
+      reqs: ['gw-key-invalid-401', 'gw-status-401-key', 'gw-error-type-values'],
       statuses: [401],
     },
     // The document says only "rejected" for a key beyond its quota ceiling: any 4xx.
@@ -52,14 +52,14 @@ describe('keys that must not pass the authentication check', () => {
       v: 'GATEWAY_EXHAUSTED_KEY',
       id: 'gw-exhausted-key-rejected',
       title: 'a key beyond its quota ceiling is rejected, a gateway_error',
-      reqs: ['gw-key-quota-validity'],
+      reqs: ['gw-key-quota-validity', 'gw-error-type-values'],
       statuses: [400, 401, 402, 403, 429],
     },
     {
       v: 'GATEWAY_MANAGEMENT_TOKEN',
       id: 'gw-management-token-refused',
       title: 'the management-panel access token is refused on model interfaces, a gateway_error',
-      reqs: ['gw-management-token-refused'],
+      reqs: ['gw-management-token-refused', 'gw-error-type-values'],
       statuses: [401, 403],
     },
   ];
@@ -78,7 +78,7 @@ describe('keys that must not pass the authentication check', () => {
     {
       id: 'gw-ip-denied-403',
       title: 'a key whose IP allow list excludes the caller gets 403, code access_denied, with a message about the IP',
-      requirements: ['gw-key-ip-allow-list'],
+      requirements: ['gw-key-ip-allow-list', 'gw-error-type-values', 'gw-error-code-values'],
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_IP_DENIED_KEY');
