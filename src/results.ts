@@ -467,7 +467,8 @@ export function junitXml(s: Summary): string {
     const skipped = checks.filter((c) => c.verdict === 'skipped' || c.verdict === 'known-deviation').length;
     const time = checks.reduce((a, c) => a + c.durationMs, 0) / 1000;
     const cases = checks.map((c) => {
-      const props = `<properties><property name="requirements" value="${xml(reqOf(c))}"/><property name="level" value="${c.level ?? ''}"/><property name="verdict" value="${c.verdict}"/></properties>`;
+      // What <properties> would carry; strict readers (Jenkins xunit) refuse <properties> inside <testcase>.
+      const about = `requirements: ${reqOf(c)}; level: ${c.level ?? ''}; verdict: ${c.verdict}`;
       const msg = xml(c.message ?? '');
       const inner =
         c.verdict === 'failed'
@@ -478,15 +479,28 @@ export function junitXml(s: Summary): string {
               ? `<skipped message="${xml(`known deviation (${c.knownDeviation?.reason ?? ''}${c.knownDeviation?.link ? `, ${c.knownDeviation.link}` : ''}): ${c.message ?? ''}`)}"/>`
               : ['setup-error', 'unavailable', 'error'].includes(c.verdict)
                 ? `<error message="${msg}" type="${c.verdict}">${msg}</error>`
-                : c.verdict === 'warning'
-                  ? `<system-out>${xml(`WARNING (${c.level} requirement not met, does not fail the run): ${c.message ?? ''}`)}</system-out>`
-                  : '';
-      return `    <testcase classname="${xml(`${c.service ?? ''}.${c.id}`)}" name="${xml(c.title)}" time="${(c.durationMs / 1000).toFixed(3)}">${props}${inner}</testcase>`;
+                : '';
+      const out = c.verdict === 'warning' ? `${about}\nWARNING (${c.level} requirement not met, does not fail the run): ${c.message ?? ''}` : about;
+      return `    <testcase classname="${xml(`${c.service ?? ''}.${c.id}`)}" name="${xml(c.title)}" time="${(c.durationMs / 1000).toFixed(3)}">${inner}<system-out>${xml(out)}</system-out></testcase>`;
     });
     return `  <testsuite name="${xml(name)}" tests="${checks.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time.toFixed(3)}">\n${cases.join('\n')}\n  </testsuite>`;
   });
+  // What stopped the run itself (an unreachable target, an interruption, harness errors) is an error case of its own:
+  // a run that could not check anything must not read as tests="0" errors="0".
   const t = s.counts;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="conformance" tests="${t.total}" failures="${t.failed}" errors="${t.setupErrors + t.unavailable + t.errors}" skipped="${t.skipped + t.knownDeviations}" time="${(s.durationMs / 1000).toFixed(3)}">\n${suites.join('\n')}\n</testsuites>\n`;
+  const runErrors = s.harnessErrors.map((m, i) => ({ name: `harness error ${i + 1}`, m }));
+  if (s.verdict === 'error' && runErrors.length === 0 && t.setupErrors + t.unavailable + t.errors === 0) runErrors.push({ name: 'run', m: s.message });
+  if (runErrors.length > 0) {
+    const cases = runErrors.map(
+      ({ name, m }) =>
+        `    <testcase classname="run" name="${xml(name)}" time="0.000"><error message="${xml(m)}" type="run-error">${xml(m)}</error></testcase>`,
+    );
+    suites.push(
+      `  <testsuite name="run" tests="${cases.length}" failures="0" errors="${cases.length}" skipped="0" time="0.000">\n${cases.join('\n')}\n  </testsuite>`,
+    );
+  }
+  const errors = t.setupErrors + t.unavailable + t.errors + runErrors.length;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="conformance" tests="${t.total + runErrors.length}" failures="${t.failed}" errors="${errors}" time="${(s.durationMs / 1000).toFixed(3)}">\n${suites.join('\n')}\n</testsuites>\n`;
 }
 
 export function writeResults(reportDir: string, s: Summary): void {
