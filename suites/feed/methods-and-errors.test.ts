@@ -33,6 +33,9 @@ describe('every operation is a GET, open to anyone, answering JSON', () => {
     // Only the status is feed-get-only's: the problem format of these 405s is asserted by the checks citing it
     // (the run-wide checks see every error of the run).
     check({ id: `feed-post-405-${kebab(name)}`, title: `${name}: POST answers 405`, requirements: ['feed-get-only'] }, async () => {
+      // Control: GET of the same path answers 200, so a refusal of everything is not read as "POST not allowed".
+      const control = (await operationProbe(op)).first;
+      precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200 (reported by the anonymous-access check)`);
       const { path } = await op.resolve();
       const res = await feedGet(path, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
       expect(res.status, `POST ${path}`).toBe(405);
@@ -41,6 +44,8 @@ describe('every operation is a GET, open to anyone, answering JSON', () => {
 
   for (const method of ['PUT', 'PATCH', 'DELETE']) {
     check({ id: `feed-${method.toLowerCase()}-405`, title: `${method} on /api/v1/items answers 405`, requirements: ['feed-get-only'] }, async () => {
+      const control = (await operationProbe(FEED_OPERATIONS.find((o) => o.operationId === 'listItems')!)).first;
+      precondition(control.status === 200, `GET /api/v1/items answered ${control.status}, not 200 (reported by the anonymous-access check)`);
       const res = await feedGet('/api/v1/items', { method, ...(method === 'DELETE' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } }) });
       expect(res.status, `${method} /api/v1/items`).toBe(405);
     });

@@ -5,7 +5,7 @@
  * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
  */
 import { describe } from 'vitest';
-import { check, expect, jsonBody, PreconditionFailed } from '../../src/harness.js';
+import { check, expect, jsonBody, precondition, PreconditionFailed } from '../../src/harness.js';
 import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
 import { feedGet, listOf, once, profile } from '../../src/feed.js';
 import {
@@ -49,7 +49,13 @@ for (const o of OPERATIONS) {
       const s = p.schema;
       const req = p['x-requirement'];
       const id = `feed-param-${kebab(o.operationId)}-${p.name}`;
-      const get = (value: string | number) => feedGet(path, { query: { [p.name]: value } });
+      const get = async (value: string | number) => {
+        // Control: the operation answers 200 without the parameter, so a refusal of everything is not read as a
+        // verdict on the parameter's rule (whether it answers 200 is the anonymous-access check's requirement).
+        const plain = await once(`plain:${path}`, () => feedGet(path));
+        precondition(plain.status === 200, `GET ${path} answered ${plain.status} without parameters, not 200 (reported by the anonymous-access check)`);
+        return feedGet(path, { query: { [p.name]: value } });
+      };
 
       if (s.enum) {
         check({ id: `${id}-each-value`, title: `${p.name} accepts each documented value (${s.enum.join(', ')})`, requirements: [req] }, async () => {
