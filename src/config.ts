@@ -133,6 +133,8 @@ const FILE_KEYS = new Set<string>([
   'html',
   'realtimePath',
   'allowIncomplete',
+  // The file's JSON Schema (specs/config.schema.json), for editors.
+  '$schema',
 ]);
 
 function int(name: string, raw: string | number | undefined, min: number, max: number): number | undefined {

@@ -9,6 +9,8 @@ import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import { loadCatalogue, type Level, type Service } from './spec.js';
 import type { KnownDeviation } from './config.js';
 import type { FailingRequest, Verdict } from './harness.js';
+import { ctrfReport } from './ctrf.js';
+import { SUITE_VERSION, SUMMARY_SCHEMA_VERSION } from './version.js';
 
 export interface CheckResult {
   id: string;
@@ -107,6 +109,10 @@ export interface DeviationStatus extends KnownDeviation {
 }
 
 export interface Summary {
+  /** Version of this format (specs/summary.schema.json). */
+  schemaVersion: string;
+  /** Version of the suite that wrote it. */
+  suiteVersion: string;
   verdict: RunVerdict;
   complete: boolean;
   exitCode: number;
@@ -327,6 +333,8 @@ export function summarize(
   if (!o.complete && exitCode === 0) exitCode = 3;
   const finished = Date.now();
   return {
+    schemaVersion: SUMMARY_SCHEMA_VERSION,
+    suiteVersion: SUITE_VERSION,
     verdict,
     complete: o.complete,
     exitCode,
@@ -507,4 +515,5 @@ export function writeResults(reportDir: string, s: Summary): void {
   mkdirSync(reportDir, { recursive: true });
   writeFileSync(path.join(reportDir, 'summary.json'), `${JSON.stringify(s, null, 2)}\n`);
   writeFileSync(path.join(reportDir, 'junit.xml'), junitXml(s));
+  writeFileSync(path.join(reportDir, 'ctrf.json'), `${JSON.stringify(ctrfReport(s), null, 2)}\n`);
 }
