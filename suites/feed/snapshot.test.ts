@@ -122,14 +122,24 @@ describe('the snapshot procedure', () => {
       t.cite(...b.pages.map((p) => p.res));
       precondition(b.complete, `the walk with limit=${b.limit} did not end within ${MAX_PAGES} pages`);
       t.observe('walks', `${a.pages.length} page(s) at the default size, ${b.pages.length} page(s) of ${b.limit}: ${a.ids.length} and ${b.ids.length} items`);
-      // The set may change between the walks: items the change feed names since the first walk's cursor are excepted.
-      const since = await changesAfter(a.cursor, 3);
-      t.cite(...since.res);
-      const moved = new Set(since.changes.map((c) => c.id));
       const inA = new Set(a.ids);
       const inB = new Set(b.ids);
-      const onlyA = a.ids.filter((id) => !inB.has(id) && !moved.has(id));
-      const onlyB = b.ids.filter((id) => !inA.has(id) && !moved.has(id));
+      let onlyA = a.ids.filter((id) => !inB.has(id));
+      let onlyB = b.ids.filter((id) => !inA.has(id));
+      if (onlyA.length || onlyB.length) {
+        // The set may change between the walks: items the change feed names since the first walk's cursor are
+        // excepted (read as far as it can be read: the change feed's own rules are other checks' business).
+        const moved = new Set<string>();
+        try {
+          const since = await changesAfter(a.cursor, 3);
+          t.cite(...since.res);
+          for (const c of since.changes) moved.add(c.id);
+        } catch {
+          t.observe('change feed', 'unreadable here: no item excepted as changed between the walks');
+        }
+        onlyA = onlyA.filter((id) => !moved.has(id));
+        onlyB = onlyB.filter((id) => !moved.has(id));
+      }
       if (onlyA.length) t.violation(`the walk with limit=${b.limit} never delivered ${onlyA.length} selected item(s): ${onlyA.slice(0, 10).join(', ')}`);
       if (onlyB.length) t.violation(`the walk at the default size never delivered ${onlyB.length} selected item(s): ${onlyB.slice(0, 10).join(', ')}`);
     },
