@@ -155,10 +155,14 @@ export function writeClientReports(dir: string, s: ClientSummary, xs: ObservedEx
   mkdirSync(dir, { recursive: true });
   const clean = <T>(v: T): T => JSON.parse(redactor.redact(JSON.stringify(v))) as T;
   writeFileSync(path.join(dir, 'summary.json'), `${JSON.stringify(clean(s), null, 2)}\n`);
-  // The server suite's JUnit writer reads only checks, counts and durationMs of a Summary.
+  // The server suite's JUnit writer, given the parts of a Summary it reads (checks, counts, verdict, message,
+  // harnessErrors, durationMs); a command that could not run becomes its run-level error case.
   const t = s.counts;
   const forJunit = {
     checks: s.checks,
+    verdict: s.verdict,
+    message: s.message,
+    harnessErrors: [],
     durationMs: s.durationMs,
     counts: {
       total: t.total,
