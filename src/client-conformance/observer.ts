@@ -126,7 +126,11 @@ export async function startObserver(o: {
         });
         const rh: Record<string, string> = {};
         for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) rh[k] = Array.isArray(v) ? v.join(', ') : v;
-        answer = { status: r.statusCode, headers: rh, body: await r.body.text() };
+        // A 304 ends at its header section and may carry the Content-Length a 200 would have had (undici 7 calls
+        // that a length mismatch), and a HEAD answer has no body: neither is read.
+        const bodiless = r.statusCode === 304 || req.method === 'HEAD';
+        if (bodiless) r.body.on('error', () => undefined).destroy();
+        answer = { status: r.statusCode, headers: rh, body: bodiless ? '' : await r.body.text() };
         // A real deployment links to itself by its own origin: point those links at the observer, so the client
         // keeps talking through it (a reference is given the observer's Host and builds them right already).
         if (realTarget && self.origin) answer = toObserver(answer, `${upstream.origin}${base}`, self.origin);
