@@ -164,6 +164,7 @@ async function main(): Promise<number> {
   console.error(`client-conformance: ${o.service} ${o.targetUrl ? `deployment ${o.targetUrl}` : 'reference'} observed at ${observer.url}`);
   console.error(`client-conformance: running ${o.command.join(' ')}`);
 
+  let interrupted: NodeJS.Signals | undefined;
   const exit = await new Promise<ClientSummary['commandExit']>((resolve) => {
     let stopped = false;
     const child = spawn(o.command[0]!, o.command.slice(1), { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -177,8 +178,17 @@ async function main(): Promise<number> {
       clearTimeout(timer);
       resolve({ code: null, signal: null, stoppedByTimeBound: false, error: e.message });
     });
+    // Interrupted: stop the command, then judge and report what was seen (marked incomplete), exit 130 / 143.
+    const onSignal = (sig: NodeJS.Signals) => {
+      interrupted = sig;
+      child.kill('SIGTERM');
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       resolve({ code, signal, stoppedByTimeBound: stopped });
     });
   });
@@ -186,7 +196,9 @@ async function main(): Promise<number> {
 
   const xs = observer.exchanges;
   const rules = exit.error ? [] : judgeAll(o.service, xs, { retryCeiling: o.retryCeiling, commandStopped: exit.stoppedByTimeBound, names: profile.gateway });
-  const { verdict, message } = decide(rules, { commandError: exit.error, stopped: exit.stoppedByTimeBound });
+  const decided = decide(rules, { commandError: exit.error, stopped: exit.stoppedByTimeBound });
+  const { verdict } = decided;
+  const message = interrupted ? `interrupted by ${interrupted}: the results are partial; ${decided.message}` : decided.message;
   const count = (v: string) => rules.filter((r) => r.verdict === v).length;
   const requirements = requirementsOf(o.service, rules);
   const finished = Date.now();
@@ -195,7 +207,7 @@ async function main(): Promise<number> {
     verdict,
     exitCode: CLIENT_EXIT_CODES[verdict],
     message,
-    complete: !exit.error && !exit.stoppedByTimeBound,
+    complete: !exit.error && !exit.stoppedByTimeBound && !interrupted,
     startedAt: new Date(started).toISOString(),
     finishedAt: new Date(finished).toISOString(),
     durationMs: finished - started,
@@ -224,7 +236,7 @@ async function main(): Promise<number> {
   for (const r of rules) console.log(redactor.redact(`${r.verdict.padEnd(13)} ${r.requirements.join(', ')}: ${r.message}`));
   for (const r of requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
   console.log(`\n${verdict}: ${redactor.redact(message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, exchanges.jsonl)`);
-  return summary.exitCode;
+  return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : summary.exitCode;
 }
 
 main().then(
