@@ -1,0 +1,86 @@
+/** The client-rule judges on hand-made traffic: the cases the example clients do not reach. */
+import { describe, expect, test } from 'vitest';
+import { judgeAll, retryAfterSeconds, type JudgeContext } from './judge.js';
+import type { ObservedExchange } from './observer.js';
+
+const ctx: JudgeContext = {
+  retryCeiling: 10,
+  commandStopped: false,
+  names: { responsesPath: '/v1/responses', realtimePath: '/v1/realtime', vendorCKeyHeader: 'x-vendorc-api-key' },
+};
+let seq = 0;
+function x(o: Partial<ObservedExchange> & { url: string; at: number }): ObservedExchange {
+  return {
+    seq: ++seq,
+    method: 'GET',
+    requestHeaders: {},
+    requestBody: '',
+    receivedAt: o.at,
+    respondedAt: o.at + 1,
+    status: 200,
+    responseHeaders: {},
+    responseBody: '',
+    ...o,
+  };
+}
+const verdictOf = (service: 'feed' | 'gateway', xs: ObservedExchange[], id: string, c = ctx) => judgeAll(service, xs, c).find((r) => r.id === id)!;
+
+describe('client-rule judges', () => {
+  test('If-None-Match with the weak form of the ETag, or in a list, counts as sent', () => {
+    const etag = { etag: 'W/"abc"', 'cache-control': 's-maxage=1' };
+    const xs = [
+      x({ url: '/api/v1/hot-topics', at: 0, responseHeaders: etag }),
+      x({ url: '/api/v1/hot-topics', at: 2000, requestHeaders: { 'if-none-match': '"zzz", "abc"' }, status: 304, responseHeaders: etag }),
+    ];
+    expect(verdictOf('feed', xs, 'client-feed-if-none-match').verdict).toBe('passed');
+    xs[1]!.requestHeaders = { 'if-none-match': '"other"' };
+    expect(verdictOf('feed', xs, 'client-feed-if-none-match').verdict).toBe('warning');
+  });
+
+  test('Retry-After as an HTTP-date is read relative to the answer Date', () => {
+    const a = x({ url: '/', at: 0, status: 503, responseHeaders: { date: 'Sun, 22 Nov 2026 10:00:00 GMT', 'retry-after': 'Sun, 22 Nov 2026 10:00:03 GMT' } });
+    expect(retryAfterSeconds(a)).toBe(3);
+  });
+
+  test('a continuation page after a 304 is paging, not a poll', () => {
+    const page1 = JSON.stringify({ items: [], page: { hasMore: true, nextCursor: 'c1' } });
+    const cc = { etag: '"p1"', 'cache-control': 's-maxage=1' };
+    const xs = [
+      x({ url: '/api/v1/items?limit=2', at: 0, responseHeaders: cc, responseBody: page1 }),
+      x({ url: '/api/v1/items?limit=2', at: 1500, status: 304, responseHeaders: cc, requestHeaders: { 'if-none-match': '"p1"' } }),
+      x({ url: '/api/v1/items?limit=2&cursor=c1', at: 1503, responseHeaders: cc }),
+    ];
+    const r = verdictOf('feed', xs, 'client-feed-polling-interval');
+    expect(r.verdict).toBe('passed');
+    expect(r.message).toContain('1 poll(s)');
+  });
+
+  test('a story id first seen in a Location header is API data; one seen only as an item id is not', () => {
+    const xs = [
+      x({ url: '/api/v1/stories/st-a', at: 0, status: 308, responseHeaders: { location: '/api/v1/stories/st-b' } }),
+      x({ url: '/api/v1/stories/st-b', at: 10 }),
+    ];
+    xs[0]!.responseBody = '';
+    const withLink = [
+      x({ url: '/api/v1/hot-topics', at: -10, responseBody: JSON.stringify({ items: [{ id: 'itm_1', links: { story: 'https://h/stories/st-a' } }] }) }),
+      ...xs,
+    ];
+    expect(verdictOf('feed', withLink, 'client-feed-story-id-from-link').verdict).toBe('passed');
+    const built = [...withLink, x({ url: '/api/v1/stories/itm_1', at: 20, status: 404 })];
+    expect(verdictOf('feed', built, 'client-feed-story-id-from-link').verdict).toBe('failed');
+  });
+
+  test('a client still retrying a failing call when the time bound stopped it has no cap', () => {
+    const call = { method: 'POST', requestBody: '{"model":"m"}', status: 502, scenario: 'upstream-down' };
+    const xs = [1, 2, 3].map((n) => x({ url: '/v1/chat/completions', at: n * 100, ...call }));
+    expect(verdictOf('gateway', xs, 'client-gw-retry-cap').verdict).toBe('passed');
+    expect(verdictOf('gateway', xs, 'client-gw-retry-cap', { ...ctx, commandStopped: true }).verdict).toBe('failed');
+    expect(verdictOf('gateway', xs, 'client-gw-retry-cap', { ...ctx, retryCeiling: 1 }).verdict).toBe('failed');
+  });
+
+  test('?key= alone on a vendor A path fails key placement; on a vendor C path it passes', () => {
+    const post = { method: 'POST', requestBody: '{}' };
+    expect(verdictOf('gateway', [x({ url: '/v1beta/models/m:generateContent?key=sk-1', at: 0, ...post })], 'client-gw-key-placement').verdict).toBe('passed');
+    expect(verdictOf('gateway', [x({ url: '/v1/chat/completions?key=sk-1', at: 0, ...post })], 'client-gw-key-placement').verdict).toBe('failed');
+  });
+});
