@@ -4,7 +4,7 @@
  */
 import { describe } from 'vitest';
 import { check, expect, fail, jsonBody, precondition } from '../../src/harness.js';
-import { feedGet, idOf, listOf, once, profile, expectProblem } from '../../src/feed.js';
+import { feedGet, idOf, listOf, once, profile } from '../../src/feed.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 
@@ -195,18 +195,28 @@ describe('the snapshot procedure', () => {
       expect(first.status).toBe(200);
       const body = jsonBody<Record<string, unknown>>(first);
       precondition(body.hasMore === true, 'needs at least 3 selected items (a continuation page of limit=2)');
+      // What fields=minimal drops (summary, links.original), as the first page shows it.
+      const dropped = (i: unknown) => ['summary', 'links.original'].filter((f) => field(i, f) !== undefined);
+      const firstItems = listOf(body, profile().snapshot.list!);
+      precondition(
+        firstItems.every((i) => dropped(i).length === 0),
+        'the fields=minimal first page already carries summary or links.original (feed-snapshot-fields-minimal reports it), so a lock cannot be seen',
+      );
       const cont = await feedGet(SNAPSHOT, { query: { fields: 'default', page: body.nextPage as string } });
+      t.cite(first, cont);
       if (cont.status === 400) {
+        // Rejecting the conflicting value is a way to keep the lock (the problem format is other checks' business).
         t.observe('another fields value on a continuation page', 'rejected (400)');
-        expectProblem(cont, 400);
         return;
       }
       expect(cont.status, 'continuation with another fields value: 400, or the locked value').toBe(200);
       t.observe('another fields value on a continuation page', 'ignored: the cursor locks it');
-      const minimal = validator(await componentSchema('feed', 'MinimalItem'));
       for (const i of listOf(jsonBody(cont), profile().snapshot.list!)) {
-        if (!minimal(i))
-          t.violation(`the continuation page of a fields=minimal snapshot returned full items (fields=default in the request won over the cursor)`);
+        const extra = dropped(i);
+        if (extra.length)
+          t.violation(
+            `the continuation page of a fields=minimal snapshot returned ${extra.join(' and ')} (fields=default in the request won over the cursor): item ${idOf(i, profile().snapshot.id!)}`,
+          );
       }
     },
   );
