@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// `service-conformance [options]` (also `npx service-conformance`): the conformance command of an installed copy of
+// the suite, the same as `npm run conformance --` in a clone. It loads src/cli.ts through tsx (a dependency of this
+// package). Paths the user gives (--report-dir, --config, ...) are resolved against the current directory, the
+// suite's own files (suites/, specs/, the embedded references in fixtures/) against the package root.
+import { register } from 'tsx/esm/api';
+
+register();
+const { main } = await import('../src/cli.ts');
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`service-conformance: internal error: ${e?.stack ?? String(e)}\n`);
+    process.exit(3);
+  },
+);
