@@ -16,7 +16,7 @@ import { Redactor } from '../redact.js';
 import { loadProfile, SPECS_DIR, type Profile, type Service } from '../spec.js';
 import { judgeAll } from './judge.js';
 import { startObserver, type Decision, type ObservedExchange, type ObservedRequest } from './observer.js';
-import { asCheckResults, CLIENT_EXIT_CODES, decide, requirementsOf, writeClientReports, type ClientSummary } from './report.js';
+import { asCheckResults, CLIENT_EXIT_CODES, decide, requirementsOf, writeClientHtml, writeClientReports, type ClientSummary } from './report.js';
 import { DEFAULT_RETRY_CEILING, FEED_SCENARIOS, feedScenario, GATEWAY_SCENARIOS, gatewayScenario } from './scenarios.js';
 
 const USAGE = `usage: npm run client-conformance -- --service feed|gateway [options] -- <command ...>
@@ -28,6 +28,7 @@ Runs <command> against an observing target and judges its requests against the c
   --retry-ceiling N        retries of one failing call beyond N count as uncapped (default ${DEFAULT_RETRY_CEILING})
   --profile NAME|FILE      gateway deployment profile: default, vendor-names, or a JSON file (default: default)
   --target-url URL         observe a real deployment at URL instead of starting the reference (keys from your environment)
+  --no-html                skip the Allure HTML report (html/index.html); report.html is always written
 
 The command's environment: FEED_BASE_URL (feed), or GATEWAY_URL, GATEWAY_API_KEY, OPENAI_BASE_URL, OPENAI_API_KEY,
 ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY (gateway).
@@ -41,6 +42,7 @@ interface Options {
   retryCeiling: number;
   profile: string;
   targetUrl?: string;
+  html: boolean;
   command: string[];
 }
 
@@ -84,7 +86,8 @@ function parse(argv: string[]): Options {
       const u = v();
       if (!/^https?:\/\//.test(u)) throw new UsageError('--target-url must be an http(s) URL');
       o.targetUrl = u;
-    } else if (name === '--help' || name === '-h') throw new UsageError('');
+    } else if (name === '--no-html') o.html = false;
+    else if (name === '--help' || name === '-h') throw new UsageError('');
     else throw new UsageError(`unknown option ${name}`);
   }
   if (!o.service) throw new UsageError('--service feed|gateway is required');
@@ -96,6 +99,7 @@ function parse(argv: string[]): Options {
     retryCeiling: o.retryCeiling ?? DEFAULT_RETRY_CEILING,
     profile: o.profile ?? 'default',
     targetUrl: o.targetUrl,
+    html: o.html ?? true,
     command: o.command,
   };
 }
@@ -233,9 +237,16 @@ async function main(): Promise<number> {
     requests: xs.length,
   };
   writeClientReports(o.reportDir, summary, xs, redactor);
+  if (o.html) {
+    try {
+      console.error(`client-conformance: HTML report ${await writeClientHtml(o.reportDir, summary, xs, redactor)}`);
+    } catch (e) {
+      console.error(`client-conformance: the HTML report could not be generated: ${(e as Error).message}`);
+    }
+  }
   for (const r of rules) console.log(redactor.redact(`${r.verdict.padEnd(13)} ${r.requirements.join(', ')}: ${r.message}`));
   for (const r of requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
-  console.log(`\n${verdict}: ${redactor.redact(message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, exchanges.jsonl)`);
+  console.log(`\n${verdict}: ${redactor.redact(message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, html/index.html, exchanges.jsonl)`);
   return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : summary.exitCode;
 }
 

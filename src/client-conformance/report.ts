@@ -2,10 +2,14 @@
  * Verdict and reports of a client-conformance run: summary.json, junit.xml (the server suite's writer, fed with
  * one check per judged rule), exchanges.jsonl and a self-contained report.html.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { toAllureExchange } from '../evidence.js';
+import { generateHtml } from '../html.js';
+import type { Exchange } from '../http.js';
 import { junitXml, type CheckResult, type Summary } from '../results.js';
-import { loadCatalogue, type Level, type Service } from '../spec.js';
+import { loadCatalogue, requirement, type Level, type Service } from '../spec.js';
 import type { Redactor } from '../redact.js';
 import type { RuleResult, RuleVerdict } from './judge.js';
 import type { ObservedExchange } from './observer.js';
@@ -149,6 +153,91 @@ function html(s: ClientSummary, xs: ObservedExchange[]): string {
 <p>${esc(s.message)}</p><p>Command: <code>${esc(s.command.join(' '))}</code> (exit ${s.commandExit.code ?? esc(String(s.commandExit.signal))}${s.commandExit.stoppedByTimeBound ? ', stopped by the time bound' : ''}); ${s.requests} request(s).</p>
 <h2>Requirements</h2><table>${reqs}</table><h2>Rules as judged</h2>${rules}<h2>Scenarios</h2><ul>${scen}</ul></html>
 `;
+}
+
+/** Allure results, one per judged rule, grouped document → section → requirement like the server suite's. */
+function writeAllureResults(resultsDir: string, s: ClientSummary, xs: ObservedExchange[], redactor: Redactor): void {
+  rmSync(resultsDir, { recursive: true, force: true });
+  mkdirSync(resultsDir, { recursive: true });
+  const bySeq = new Map(xs.map((x) => [x.seq, x]));
+  const t0 = Date.parse(s.startedAt);
+  for (const r of s.rules) {
+    const req = requirement(r.requirements[0]!);
+    const attachments = r.evidence
+      .map((n) => bySeq.get(n))
+      .filter((x): x is ObservedExchange => !!x)
+      .map((x) => {
+        const ex: Exchange = {
+          seq: x.seq,
+          method: x.method,
+          url: `${s.target.observer}${x.url}`,
+          requestHeaders: x.requestHeaders,
+          requestBody: x.requestBody === '' ? undefined : x.requestBody,
+          status: x.status,
+          responseHeaders: x.responseHeaders,
+          responseBody: x.responseBody?.slice(0, 4096),
+          truncated: (x.responseBody?.length ?? 0) > 4096 || undefined,
+          durationMs: Math.max(0, (x.respondedAt ?? x.receivedAt) - x.receivedAt),
+          startedAt: new Date(t0 + x.receivedAt).toISOString(),
+          attempt: 0,
+          error: x.error,
+        };
+        const source = `${randomUUID()}-attachment.httpexchange`;
+        writeFileSync(path.join(resultsDir, source), redactor.redact(JSON.stringify(toAllureExchange(ex))));
+        return {
+          name: `#${x.seq} +${x.receivedAt.toFixed(0)} ms ${x.method} ${x.url} → ${x.status ?? '—'}${x.scenario ? ` [${x.scenario}]` : ''}`,
+          source,
+          type: 'application/vnd.allure.http+json',
+        };
+      });
+    const status = r.verdict === 'passed' ? 'passed' : r.verdict === 'failed' ? 'failed' : r.verdict === 'warning' ? 'unknown' : 'skipped';
+    const observations = Object.entries(r.observations).map(([k, v]) => `- ${k}: ${v}`);
+    const result = {
+      uuid: randomUUID(),
+      name: r.title,
+      fullName: `client-conformance:${r.id}`,
+      historyId: r.id,
+      testCaseId: r.id,
+      status,
+      statusDetails: { message: r.verdict === 'not exercised' ? `Not exercised: ${r.message}` : r.message },
+      stage: 'finished',
+      description: `**${r.requirements.join(', ')}** (${r.level}, ${req.section}): ${req.summary}\n\n> ${req.text}${observations.length ? `\n\n${observations.join('\n')}` : ''}`,
+      attachments,
+      parameters: [],
+      links: [],
+      labels: [
+        { name: 'parentSuite', value: `${req.documentTitle} (client rules)` },
+        { name: 'suite', value: req.section },
+        { name: 'subSuite', value: r.requirements.join(', ') },
+        { name: 'check', value: r.id },
+        { name: 'service', value: r.service },
+        { name: 'level', value: r.level },
+        { name: 'severity', value: r.level === 'MUST' ? 'critical' : 'normal' },
+      ],
+      start: t0,
+      stop: Date.parse(s.finishedAt),
+    };
+    writeFileSync(path.join(resultsDir, `${result.uuid}-result.json`), redactor.redact(JSON.stringify(result)));
+  }
+}
+
+/** The Allure HTML report (html/index.html), as the server suite's. Returns its path. */
+export async function writeClientHtml(dir: string, s: ClientSummary, xs: ObservedExchange[], redactor: Redactor): Promise<string> {
+  const resultsDir = path.join(dir, 'allure-results');
+  writeAllureResults(resultsDir, s, xs, redactor);
+  // The overview's "Metadata": this run's verdict in its own terms (the server suite's writer expects its Summary).
+  const props = [
+    ['Verdict', s.verdict.toUpperCase()],
+    ['Why', s.message],
+    ['Command', s.command.join(' ')],
+    ['Target', s.target.embedded ? 'the reference deployment behind the observing target' : `${s.target.deployment} behind the recording proxy`],
+    [
+      'Rules',
+      `${s.counts.passed} passed, ${s.counts.failed} failed, ${s.counts.warnings} warnings, ${s.counts.notExercised} not exercised, ${s.counts.unverifiable} unverifiable`,
+    ],
+  ];
+  writeFileSync(path.join(resultsDir, 'environment.properties'), redactor.redact(`${props.map(([k, v]) => `${k}=${v!.replace(/\r?\n/g, ' ')}`).join('\n')}\n`));
+  return generateHtml(resultsDir, path.join(dir, 'html'), `Client conformance: ${s.service} — ${s.verdict.toUpperCase()}`);
 }
 
 export function writeClientReports(dir: string, s: ClientSummary, xs: ObservedExchange[], redactor: Redactor): void {
