@@ -449,14 +449,22 @@ export function bearerControl(op: GatewayOperation, key: string): Promise<HttpRe
 }
 
 /**
- * The small generation of a protocol, once per run, with the key in Authorization: Bearer (valid on all paths).
- * Chat completions are sent without max_tokens (optional on vendor A), so the run's billable calls also show that.
+ * The key form each protocol's small generation uses: a form the table lists on that path, each protocol another
+ * one, so that the run's few billable calls also show forms accepted with the documented success (2xx).
+ */
+export const GENERATION_FORM: Record<string, KeyForm> = { chatCompletions: 'bearer', messages: 'xApiKey', generateContent: 'queryKey' };
+
+/**
+ * The small generation of a protocol, once per run, with the key in the protocol's GENERATION_FORM. Chat
+ * completions are sent without max_tokens (optional on vendor A), so the run's billable calls also show that.
  */
 export function minimalGeneration(op: GatewayOperation, key: string, model: string): Promise<HttpResponse> {
+  const placed = placeKey(GENERATION_FORM[op.operationId] ?? 'bearer', key);
   return once(`generation:${op.operationId}`, () =>
     gatewaySend(op.path(model), {
       method: op.method,
-      headers: { ...placeKey('bearer', key).headers, ...protocolHeaders(op.operationId) },
+      headers: { ...placed.headers, ...protocolHeaders(op.operationId) },
+      query: placed.query,
       body: minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16),
       billable: true,
     }),

@@ -60,7 +60,7 @@ describe('a request without any credential is refused with 401', () => {
         const c = judge(control, op);
         precondition(
           c.kind === 'accepted',
-          `the same request with a valid key in Authorization: Bearer answered ${c.what}, not ${documentedSuccess(op)}: a refusal without a key could not be told from a path that does not exist`,
+          `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal without a key could not be told from a path that does not exist`,
         );
         const m = model ?? 'conformance-no-such-model';
         // The control's request, the credential left out (a generation when the gateway is open: billable if served).

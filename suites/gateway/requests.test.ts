@@ -8,6 +8,9 @@ import { describe } from 'vitest';
 import { check, expect, jsonBody } from '../../src/harness.js';
 import {
   chosenModel,
+  FORM_LABEL,
+  FORM_REQUIREMENT,
+  GENERATION_FORM,
   looseErrorCodes,
   gatewayOperations,
   gatewaySend,
@@ -43,8 +46,8 @@ describe('a small generation per protocol', () => {
     check(
       {
         id: g.id,
-        title: `${op.method} ${op.display} with ${g.payload} returns a generation result`,
-        requirements: [...g.requirements, 'gw-path-families'],
+        title: `${op.method} ${op.display} with ${g.payload}, the key in ${FORM_LABEL[GENERATION_FORM[g.operationId]!]}, returns a generation result`,
+        requirements: [...g.requirements, 'gw-path-families', FORM_REQUIREMENT[GENERATION_FORM[g.operationId]!]],
       },
       async (t) => {
         const key = await requireValidKey(t);

@@ -4,7 +4,7 @@
  */
 import { describe } from 'vitest';
 import { check } from '../../src/harness.js';
-import { gatewaySend, looseErrorCodes, gw, minimalBody, requireValidKey, unknownModel } from '../../src/gateway.js';
+import { bearerControl, gatewayOperations, looseErrorCodes, gw, requireValidKey } from '../../src/gateway.js';
 
 describe('the Responses-style operation', () => {
   check(
@@ -15,15 +15,21 @@ describe('the Responses-style operation', () => {
     },
     async (t) => {
       const key = await requireValidKey(t);
-      // An unknown model: no generation. A present operation answers model_not_found; an absent path answers otherwise.
-      const res = await gatewaySend(gw().responsesPath, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}` },
-        body: minimalBody('responses', unknownModel()),
-        retry: false,
-      });
+      // An unknown model: no generation. A present operation answers it as chat completions (vendor A, the same
+      // key) answer an unknown model; an absent path answers otherwise (404 of a path that does not exist).
+      const ops = await gatewayOperations();
+      const res = await bearerControl(
+        ops.find((o) => o.operationId === 'responses')!,
+        key,
+      );
+      const chat = await bearerControl(
+        ops.find((o) => o.operationId === 'chatCompletions')!,
+        key,
+      );
+      t.cite(res, chat);
       const code = res.status >= 400 ? looseErrorCodes(res.body)[0] : undefined;
-      const present = code === 'model_not_found';
+      const chatCode = chat.status >= 400 ? looseErrorCodes(chat.body)[0] : undefined;
+      const present = code === 'model_not_found' || (res.status === chat.status && code === chatCode && chat.status !== 401 && chat.status !== 403);
       t.observe('Responses-style operation', present ? `present at ${gw().responsesPath}` : `not recognised at ${gw().responsesPath} (status ${res.status})`);
       if (!present)
         t.violation(
