@@ -199,7 +199,9 @@ async function main(): Promise<number> {
   for (const c of closers) await c();
 
   const xs = observer.exchanges;
-  const rules = exit.error ? [] : judgeAll(o.service, xs, { retryCeiling: o.retryCeiling, commandStopped: exit.stoppedByTimeBound, names: profile.gateway });
+  const rules = exit.error
+    ? []
+    : judgeAll(o.service, xs, { retryCeiling: o.retryCeiling, commandStopped: exit.stoppedByTimeBound, names: profile.gateway, feed: profile.feed });
   const decided = decide(rules, { commandError: exit.error, stopped: exit.stoppedByTimeBound });
   const { verdict } = decided;
   const message = interrupted ? `interrupted by ${interrupted}: the results are partial; ${decided.message}` : decided.message;

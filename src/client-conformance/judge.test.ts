@@ -2,11 +2,13 @@
 import { describe, expect, test } from 'vitest';
 import { judgeAll, retryAfterSeconds, type JudgeContext } from './judge.js';
 import type { ObservedExchange } from './observer.js';
+import { loadProfile } from '../spec.js';
 
 const ctx: JudgeContext = {
   retryCeiling: 10,
   commandStopped: false,
   names: { responsesPath: '/v1/responses', realtimePath: '/v1/realtime', vendorCKeyHeader: 'x-vendorc-api-key' },
+  feed: loadProfile().feed,
 };
 let seq = 0;
 function x(o: Partial<ObservedExchange> & { url: string; at: number }): ObservedExchange {
@@ -83,4 +85,17 @@ describe('client-rule judges', () => {
     expect(verdictOf('gateway', [x({ url: '/v1beta/models/m:generateContent?key=sk-1', at: 0, ...post })], 'client-gw-key-placement').verdict).toBe('passed');
     expect(verdictOf('gateway', [x({ url: '/v1/chat/completions?key=sk-1', at: 0, ...post })], 'client-gw-key-placement').verdict).toBe('failed');
   });
+});
+
+test('feed field names come from the deployment profile', () => {
+  const feed = { ...loadProfile().feed, items: { ...loadProfile().feed.items, nextCursor: 'paging.next' } };
+  const cc = { 'cache-control': 's-maxage=1' };
+  const xs = [
+    x({ url: '/api/v1/items', at: 0, responseHeaders: cc, responseBody: JSON.stringify({ paging: { next: 'n1' } }) }),
+    x({ url: '/api/v1/items?cursor=n1', at: 5, responseHeaders: cc }),
+  ];
+  // With the default names the second request is not a continuation: a poll 4 ms after s-maxage=1.
+  expect(verdictOf('feed', xs, 'client-feed-polling-interval').verdict).toBe('failed');
+  // With the profile's names it is the next page.
+  expect(verdictOf('feed', xs, 'client-feed-polling-interval', { ...ctx, feed }).verdict).toBe('not exercised');
 });

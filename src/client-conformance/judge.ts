@@ -4,7 +4,7 @@
  * happened, or whose behaviour the client never showed, is not exercised: never "passed"), with the exchanges
  * that show it. A SHOULD rule that is not met is a warning.
  */
-import { requirement, strongestLevel, type Level, type Service } from '../spec.js';
+import { field, requirement, strongestLevel, type Level, type Profile, type Service } from '../spec.js';
 import type { ObservedExchange } from './observer.js';
 import { callOf, gatewayFamily, PARTIAL_TEXT } from './scenarios.js';
 
@@ -30,6 +30,8 @@ export interface JudgeContext {
   /** The command was still running when the run's time bound stopped it. */
   commandStopped: boolean;
   names: { responsesPath: string; realtimePath: string; vendorCKeyHeader: string };
+  /** The deployment profile's feed field names (the document does not show them). */
+  feed: Profile['feed'];
 }
 
 /**
@@ -84,34 +86,38 @@ export function retryAfterSeconds(x: ObservedExchange): number | undefined {
 // ---------------------------------------------------------------- feed
 
 /** The resource a feed request reads: path and query without the paging parameter. */
-function feedResource(x: ObservedExchange): string {
+function feedResource(x: ObservedExchange, names?: Profile['feed']): string {
   const q = queryOf(x);
-  const paging = pathOf(x) === '/api/v1/selected/snapshot' ? 'page' : 'cursor';
+  const p = pathOf(x);
+  const paging = p === '/api/v1/selected/snapshot' ? 'page' : p === '/api/v1/selected/changes' ? (names?.changes.cursorParam ?? 'cursor') : 'cursor';
   const rest = [...q].filter(([k]) => k !== paging).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `${x.method === 'HEAD' ? 'GET' : x.method} ${pathOf(x)}?${new URLSearchParams(rest).toString()}`;
 }
 
 /** x fetches the next page that `prev` handed out (paging, not polling); a 304 stands for the body of the last 200. */
-function continues(prev: ObservedExchange, x: ObservedExchange, xs: ObservedExchange[]): boolean {
+function continues(prev: ObservedExchange, x: ObservedExchange, xs: ObservedExchange[], names: Profile['feed']): boolean {
   const full = prev.status === 304 ? [...xs.slice(0, xs.indexOf(prev))].reverse().find((y) => y.url === prev.url && y.status === 200) : prev;
-  const body = (full ? jsonOf(full) : undefined) as Record<string, unknown> | undefined;
-  if (!body) return false;
+  const body = full ? jsonOf(full) : undefined;
+  if (body === undefined) return false;
   const q = queryOf(x);
   const p = pathOf(x);
-  if (p === '/api/v1/selected/snapshot') return q.get('page') !== null && q.get('page') === body.nextPage;
-  if (p === '/api/v1/selected/changes') return body.hasMore === true && q.get('cursor') === body.cursor;
-  const page = body.page as { nextCursor?: unknown } | undefined;
-  return q.get('cursor') !== null && q.get('cursor') === page?.nextCursor;
+  // Snapshot page fields are the document's own (hasMore, nextPage); the others come from the profile.
+  if (p === '/api/v1/selected/snapshot') return q.get('page') !== null && q.get('page') === field(body, 'nextPage');
+  if (p === '/api/v1/selected/changes') {
+    const c = names.changes;
+    return field(body, c.hasMore ?? 'hasMore') === true && q.get(c.cursorParam ?? 'cursor') === field(body, c.nextCursor ?? 'cursor');
+  }
+  return q.get('cursor') !== null && q.get('cursor') === field(body, names.items.nextCursor ?? 'page.nextCursor');
 }
 
 /** The feed's repeated reads: each request with the previous answer on the same resource (paging excluded). */
-function polls(xs: ObservedExchange[]): { prev: ObservedExchange; x: ObservedExchange }[] {
+function polls(xs: ObservedExchange[], names: Profile['feed']): { prev: ObservedExchange; x: ObservedExchange }[] {
   const last = new Map<string, ObservedExchange>();
   const out: { prev: ObservedExchange; x: ObservedExchange }[] = [];
   for (const x of xs.filter(isRead)) {
-    const key = feedResource(x);
+    const key = feedResource(x, names);
     const prev = last.get(key);
-    if (prev && answered(prev) && !continues(prev, x, xs)) out.push({ prev, x });
+    if (prev && answered(prev) && !continues(prev, x, xs, names)) out.push({ prev, x });
     last.set(key, x);
   }
   return out;
@@ -121,7 +127,8 @@ const etagMatches = (header: string | undefined, etag: string) =>
   header !== undefined && (header.trim() === '*' || header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.trim().replace(/^W\//, '')));
 
 /** Every story id the API handed out before exchange index i: publicId values, story URLs, Location headers. */
-function storyIdsSeen(xs: ObservedExchange[]): Set<string> {
+function storyIdsSeen(xs: ObservedExchange[], names: Profile['feed']): Set<string> {
+  const idKeys = new Set(['publicId', names.story.publicId, names.story.referenceId].filter((k): k is string => !!k).map((k) => k.split('.').pop()!));
   const ids = new Set<string>();
   const fromUrl = (s: string) => {
     const m = /\/stories\/([^/?#]+)\/?(?:[?#].*)?$/.exec(s);
@@ -129,7 +136,7 @@ function storyIdsSeen(xs: ObservedExchange[]): Set<string> {
   };
   const walk = (v: unknown, key?: string): void => {
     if (typeof v === 'string') {
-      if (key === 'publicId') ids.add(v);
+      if (key !== undefined && idKeys.has(key)) ids.add(v);
       else fromUrl(v);
     } else if (Array.isArray(v)) v.forEach((e) => walk(e));
     else if (typeof v === 'object' && v !== null) for (const [k, e] of Object.entries(v)) walk(e, k);
@@ -141,11 +148,12 @@ function storyIdsSeen(xs: ObservedExchange[]): Set<string> {
   return ids;
 }
 
-function datesSeen(xs: ObservedExchange[]): Set<string> {
+function datesSeen(xs: ObservedExchange[], names: Profile['feed']): Set<string> {
+  const dateKeys = new Set(['date', names.dailies.date, names.daily.date].filter((k): k is string => !!k).map((k) => k.split('.').pop()!));
   const dates = new Set<string>();
   const walk = (v: unknown, key?: string): void => {
     if (typeof v === 'string') {
-      if (key === 'date') dates.add(v);
+      if (key !== undefined && dateKeys.has(key)) dates.add(v);
       const m = /\/dailies\/(\d{4}-\d{2}-\d{2})(?:[?#].*)?$/.exec(v);
       if (m) dates.add(m[1]!);
     } else if (Array.isArray(v)) v.forEach((e) => walk(e));
@@ -204,8 +212,8 @@ const FEED_JUDGES: Judge[] = [
     title: 'the client polls no faster than the s-maxage of the previous response',
     service: 'feed',
     requirements: ['feed-client-polling-interval'],
-    judge(xs) {
-      const judged = polls(xs)
+    judge(xs, ctx) {
+      const judged = polls(xs, ctx.feed)
         .map(({ prev, x }) => ({ prev, x, s: directive(prev.responseHeaders?.['cache-control'], 's-maxage') }))
         .filter((p) => (p.prev.status === 200 || p.prev.status === 304) && p.s !== undefined);
       if (judged.length === 0) return notExercised('the client never requested a resource again after a 200 or 304 that carried s-maxage (it did not poll)');
@@ -251,9 +259,9 @@ const FEED_JUDGES: Judge[] = [
     title: 'after invalid_cursor the client restarts from the first page',
     service: 'feed',
     requirements: ['feed-client-cursor-restart'],
-    judge(xs) {
+    judge(xs, ctx) {
       const rejected = xs.filter(
-        (x) => pathOf(x) === '/api/v1/items' && x.status === 400 && (jsonOf(x) as { code?: unknown } | undefined)?.code === 'invalid_cursor',
+        (x) => pathOf(x) === '/api/v1/items' && x.status === 400 && field(jsonOf(x), ctx.feed.problem.code ?? 'code') === 'invalid_cursor',
       );
       if (rejected.length === 0) return notExercised('no invalid_cursor reached the client (it never asked for a second items page)');
       const wrong: string[] = [];
@@ -284,10 +292,10 @@ const FEED_JUDGES: Judge[] = [
     title: 'the client uses only story ids the API returned and constructs none',
     service: 'feed',
     requirements: ['feed-client-story-id-from-link'],
-    judge(xs) {
+    judge(xs, ctx) {
       const stories = xs.map((x, i) => ({ x, i, m: /^\/api\/v1\/stories\/([^/]+)$/.exec(pathOf(x)) })).filter((s) => s.m && isRead(s.x));
       if (stories.length === 0) return notExercised('the client requested no story');
-      const made = stories.filter((s) => !storyIdsSeen(xs.slice(0, s.i)).has(decodeURIComponent(s.m![1]!)));
+      const made = stories.filter((s) => !storyIdsSeen(xs.slice(0, s.i), ctx.feed).has(decodeURIComponent(s.m![1]!)));
       return made.length
         ? {
             verdict: 'failed',
@@ -302,10 +310,10 @@ const FEED_JUDGES: Judge[] = [
     title: 'the client never guesses a daily date',
     service: 'feed',
     requirements: ['feed-client-no-guessed-date'],
-    judge(xs) {
+    judge(xs, ctx) {
       const dated = xs.map((x, i) => ({ x, i, m: /^\/api\/v1\/dailies\/([^/]+)$/.exec(pathOf(x)) })).filter((d) => d.m && d.m[1] !== 'latest' && isRead(d.x));
       if (dated.length === 0) return notExercised('the client requested no daily report by date');
-      const guessed = dated.filter((d) => !datesSeen(xs.slice(0, d.i)).has(decodeURIComponent(d.m![1]!)));
+      const guessed = dated.filter((d) => !datesSeen(xs.slice(0, d.i), ctx.feed).has(decodeURIComponent(d.m![1]!)));
       return guessed.length
         ? {
             verdict: 'failed',
