@@ -26,7 +26,7 @@ Runs <command> against an observing target and judges its requests against the c
   --report-dir DIR         where summary.json, junit.xml, report.html, exchanges.jsonl go (default reports/client-conformance)
   --timeout SECONDS        stop the command after this long (default 120)
   --retry-ceiling N        retries of one failing call beyond N count as uncapped (default ${DEFAULT_RETRY_CEILING})
-  --profile NAME|FILE      gateway deployment profile: default, vendor-names, or a JSON file (default: default)
+  --profile NAME|FILE      deployment profile: default, vendor-names, or a JSON file merged over the default (field and header names)
   --target-url URL         observe a real deployment at URL instead of starting the reference (keys from your environment)
   --no-html                skip the Allure HTML report (html/index.html); report.html is always written
 
