@@ -119,8 +119,11 @@ async function main(): Promise<number> {
     o = parse(process.argv.slice(2));
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    if (e.message) console.error(`client-conformance: ${e.message}\n`);
-    console.error(USAGE);
+    if (!e.message) {
+      console.log(USAGE);
+      return 0;
+    }
+    console.error(`client-conformance: ${e.message}\n\n${USAGE}`);
     return 2;
   }
   const started = Date.now();
