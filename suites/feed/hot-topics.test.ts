@@ -3,7 +3,7 @@
  */
 import { describe } from 'vitest';
 import { check, expect, jsonBody, precondition, PreconditionFailed } from '../../src/harness.js';
-import { feedGet, listOf, liveStory, once, profile, storyStatus } from '../../src/feed.js';
+import { feedGet, listOf, once, profile, storyStatus } from '../../src/feed.js';
 import { componentSchema, field } from '../../src/spec.js';
 import { sMaxAge } from '../../src/caching.js';
 
@@ -94,14 +94,6 @@ describe('hot topics', () => {
     async (t) => {
       const { res, entries } = await hotTopics();
       t.cite(res);
-      // Control: the story endpoint serves a story at all (else a refusal would read as a wrong link).
-      const live = await liveStory();
-      t.cite(...live.evidence);
-      const served = await storyStatus(live.id);
-      precondition(
-        served === 200,
-        `the story endpoint answered ${served} for the story the feed names first, not 200 (reported by the anonymous-access check)`,
-      );
       const links = entries.map((e) => field(e, profile().hotTopics.storyLink!)).filter((l) => l !== undefined && l !== null);
       t.observe('entries with links.story', `${links.length} of ${entries.length}`);
       for (const link of links) {
@@ -115,7 +107,14 @@ describe('hot topics', () => {
         expect(['http:', 'https:'], `links.story ${url.href} is a web (HTML) URL`).toContain(url.protocol);
         const segment = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '');
         const status = await storyStatus(segment);
-        expect([200, 308], `the story endpoint for "${segment}" (last segment of ${url.href})`).toContain(status);
+        // A refusal (401/403) says nothing about the link: whether stories are open is the anonymous-access check's.
+        if (status === 401 || status === 403)
+          throw new PreconditionFailed(
+            `setup error (precondition): the story endpoint refused "${segment}" with ${status} (reported by the anonymous-access check)`,
+          );
+        // A redirect means a merged story: the id is one the endpoint knows (its status is feed-story-merged-308's to judge).
+        const known = status === 200 || (status >= 300 && status < 400);
+        expect(known, `the story endpoint for "${segment}" (last segment of ${url.href}) answered ${status}, expected 200 or a redirect`).toBe(true);
       }
     },
   );
