@@ -463,7 +463,7 @@ const xml = (s: string) =>
     .replace(/"/g, '&quot;');
 
 /** JUnit XML: failure = MUST violation; error = setup error, target unavailable, harness error; skipped = not configured. */
-export function junitXml(s: Summary): string {
+export function junitXml(s: Pick<Summary, 'checks' | 'counts' | 'verdict' | 'message' | 'harnessErrors' | 'durationMs'>): string {
   const bySuite = new Map<string, CheckResult[]>();
   for (const c of s.checks) {
     const key = c.service ?? 'suite';

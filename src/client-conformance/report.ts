@@ -264,7 +264,7 @@ export function writeClientReports(dir: string, s: ClientSummary, xs: ObservedEx
       passed: t.passed,
       warnings: t.warnings,
     },
-  } as unknown as Summary;
+  } as Parameters<typeof junitXml>[0];
   writeFileSync(path.join(dir, 'junit.xml'), redactor.redact(junitXml(forJunit)));
   writeFileSync(
     path.join(dir, 'exchanges.jsonl'),
