@@ -8,7 +8,7 @@ import path from 'node:path';
 import { toAllureExchange } from '../evidence.js';
 import { generateHtml } from '../html.js';
 import type { Exchange } from '../http.js';
-import { junitXml, type CheckResult, type Summary } from '../results.js';
+import { junitXml, type CheckResult } from '../results.js';
 import { loadCatalogue, requirement, type Level, type Service } from '../spec.js';
 import type { Redactor } from '../redact.js';
 import type { RuleResult, RuleVerdict } from './judge.js';
