@@ -13,6 +13,11 @@ export default tseslint.config({ ignores: ['node_modules/', 'reports/', '**/*.d.
       AbortSignal: 'readonly',
       URL: 'readonly',
       URLSearchParams: 'readonly',
+      fetch: 'readonly',
+      TextDecoder: 'readonly',
+      TextEncoder: 'readonly',
+      setInterval: 'readonly',
+      clearInterval: 'readonly',
     },
   },
   rules: {

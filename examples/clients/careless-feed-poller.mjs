@@ -1,4 +1,3 @@
-/* global fetch */
 /**
  * A careless feed client, written the way a quick script often is: it polls on its own schedule, never sends
  * If-None-Match, retries failures at once, keeps re-reading the snapshot, builds story URLs from item ids and

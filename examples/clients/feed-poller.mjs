@@ -1,4 +1,3 @@
-/* global fetch */
 /**
  * A feed client that keeps every client rule of the content feed document. careful-feed-poller.mjs runs it as
  * is; the project's self-test runs it with one fault switched on (fixtures/clients/faulty-feed-poller.mjs) to

@@ -1,4 +1,3 @@
-/* global fetch, TextDecoder */
 /**
  * A gateway client that keeps the retry rules and the key placement of the model gateway document.
  * careful-gateway-client.mjs runs it as is; the self-test runs it with one fault switched on
