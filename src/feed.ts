@@ -166,8 +166,10 @@ export function idOf(item: unknown, path = profile().items.id!): string {
 }
 
 /**
- * A problem response: the given status (or any 4xx when `status` is '4xx'), content type
- * application/problem+json and an X-Request-Id header. Returns the parsed body.
+ * A problem response: the given status (or any 4xx when `status` is '4xx') and a JSON object body, returned
+ * parsed. Its content type and X-Request-Id are not asserted here: they are feed-problem-json's and
+ * feed-problem-request-id's, checked by the checks citing them (direct and run-wide), so a defect there fails
+ * those checks only, not every check that reads an error.
  */
 export function expectProblem(res: HttpResponse, status: number | '4xx'): Record<string, unknown> {
   if (status === '4xx') {
@@ -175,10 +177,6 @@ export function expectProblem(res: HttpResponse, status: number | '4xx'): Record
   } else if (res.status !== status) {
     throw new AssertionViolation(`expected ${status}, got ${res.status}: ${res.body.slice(0, 200)}`);
   }
-  const type = (res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/problem+json')
-    throw new AssertionViolation(`a ${res.status} must be application/problem+json, got content type "${res.header('content-type') ?? '(none)'}"`);
-  if (!res.header('x-request-id')) throw new AssertionViolation(`a ${res.status} problem response must carry X-Request-Id`);
   const body = jsonBody<unknown>(res);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AssertionViolation('a problem body must be a JSON object');
   return body as Record<string, unknown>;
