@@ -17,7 +17,7 @@ import type { Exchange } from './http.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const OUTPUTS = ['summary.json', 'junit.xml', 'html', 'allure-results', EXCHANGES_FILE];
+const OUTPUTS = ['summary.json', 'junit.xml', 'ctrf.json', 'html', 'allure-results', EXCHANGES_FILE];
 
 function log(line = ''): void {
   process.stdout.write(`${line}\n`);
@@ -287,6 +287,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     log(`matrix:      ${path.join(htmlDir, 'matrix.html')}`);
     log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
     log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);
+    log(`ctrf:        ${path.join(config.reportDir, 'ctrf.json')}`);
     for (const line of closingLines(summary, config.knownDeviationsSource)) log(line);
     return summary.exitCode;
   } finally {

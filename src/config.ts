@@ -82,8 +82,9 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --known-deviations FILE      known deviations (JSON): listed failures are reported, not failed; its
                                "unchecked" list declares requirements this deployment cannot be checked on
   --allow-incomplete           exit 0 even when MUST requirements were left undecided (verdict stays incomplete)
-  --config FILE                JSON config file with any of these settings (no secrets)
-  --no-html                    skip the HTML report (summary.json and junit.xml are still written)
+  --config FILE                JSON config file with any of these settings (no secrets; schema in
+                               specs/config.schema.json, "$schema" allowed)
+  --no-html                    skip the HTML report (summary.json, junit.xml and ctrf.json are still written)
   --verbose                    vitest's own output with stack traces (default: one line per check that did not pass)
   --help                       this text
 
