@@ -1,0 +1,103 @@
+/**
+ * The parameter generators and the raw 304 reader, on their own: near misses of every enum rule in the feed's
+ * OpenAPI description, boundaries tried whatever --runs says, and bytes after a 304's header section seen.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadOpenApi, loadProfile, type JsonSchema } from './spec.js';
+import { CONTEXT_VAR, type RunContext } from './context.js';
+
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  // A bare server: /ok answers a clean 304, /dirty writes bytes after the 304's header section.
+  server = createServer((req, res) => {
+    res.writeHead(304, { etag: '"x"', 'cache-control': 'max-age=60', connection: 'close' });
+    res.end();
+    if (req.url === '/dirty') res.socket?.write('{"stale":true}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ctx: RunContext = {
+    services: ['feed'],
+    feedUrl: url,
+    embedded: false,
+    reportDir: mkdtempSync(path.join(tmpdir(), 'generate-test-')),
+    runs: 1,
+    timeoutMs: 5000,
+    budget: 100,
+    maxRetries: 1,
+    maxRetryWaitMs: 1000,
+    maxBodyBytes: 1 << 20,
+    profile: loadProfile(),
+    realtimePath: '/v1/realtime',
+    probeRateLimit: false,
+  };
+  process.env[CONTEXT_VAR] = JSON.stringify(ctx);
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+describe('near misses of enum rules', () => {
+  test('every enum parameter of the feed description gets its near misses, none of them an allowed value', async () => {
+    const { nearMissEnumValues } = await import('./generate.js');
+    const doc = await loadOpenApi('feed');
+    const enums = Object.values(doc.paths)
+      .flatMap((m) => m.get?.parameters ?? [])
+      .filter((p) => p.in === 'query' && p.schema.enum);
+    expect(enums.map((p) => p.name).sort()).toEqual(['by', 'fields', 'mode', 'window']);
+    for (const p of enums) {
+      const near = nearMissEnumValues(p.schema);
+      const allowed = p.schema.enum!.map(String);
+      expect(near).toContain('');
+      for (const v of near) expect(allowed).not.toContain(v);
+      for (const a of allowed) {
+        expect(near, `${p.name}: another case of ${a}`).toContain(a.toUpperCase());
+        expect(
+          near.some((v) => v !== a && v.trim() === a),
+          `${p.name}: ${a} padded`,
+        ).toBe(true);
+      }
+    }
+  });
+
+  test('a duration gets its neighbour in the same unit and the same span in another unit', async () => {
+    const { nearMissEnumValues } = await import('./generate.js');
+    const near = nearMissEnumValues({ type: 'string', enum: ['24h', '7d'] } as JsonSchema);
+    expect(near).toEqual(expect.arrayContaining(['25h', '1d', '8d', '168h']));
+  });
+});
+
+describe('boundaries are always tried', () => {
+  test('with runs 1, both examples are checked before any generated value', async () => {
+    const { property } = await import('./generate.js');
+    const fc = (await import('fast-check')).default;
+    const seen: number[] = [];
+    await property(
+      fc.integer({ min: 2, max: 99 }),
+      async (v) => {
+        seen.push(v);
+      },
+      { runs: 1, examples: [1, 100] },
+    );
+    expect(seen.slice(0, 2)).toEqual([1, 100]);
+    expect(seen.length).toBe(3);
+  });
+});
+
+describe('the raw reader sees what an HTTP client hides', () => {
+  test('no byte after a clean 304; the stray body after a dirty one', async () => {
+    const { rawGet } = await import('./raw-http.js');
+    const clean = await rawGet(new URL(`${url}/ok`), { 'if-none-match': '"x"' }, 'feed');
+    expect(clean.status).toBe(304);
+    expect(clean.headers.etag).toBe('"x"');
+    expect(clean.after.length).toBe(0);
+    const dirty = await rawGet(new URL(`${url}/dirty`), { 'if-none-match': '"x"' }, 'feed');
+    expect(dirty.status).toBe(304);
+    expect(dirty.after.toString()).toBe('{"stale":true}');
+  });
+});
