@@ -530,3 +530,15 @@ export function credentialFragments(text: string): string[] {
   }
   return out;
 }
+
+/**
+ * A check that sends the valid key to learn something else (an unknown model's code, a malformed body's status)
+ * cannot decide when the key itself is refused there: whether the key is taken in that form is the key-placement
+ * checks' business. Ends the check as a setup error naming that.
+ */
+export function keyTaken(res: HttpResponse, what: string): void {
+  if (res.status === 401 || res.status === 403)
+    throw new PreconditionFailed(
+      `setup error (precondition): ${what} refused the valid key (${res.status}), so this check cannot be decided; the key-placement checks judge whether the key is taken there`,
+    );
+}

@@ -4,9 +4,20 @@
  */
 import { describe } from 'vitest';
 import { check, expect } from '../../src/harness.js';
-import { runContext } from '../../src/context.js';
+import { runContext, secret } from '../../src/context.js';
 import { retryAfterMs } from '../../src/http.js';
-import { gatewayGet, gatewaySend, minimalBody, requireKey, requireValidKey, statedLimit, unknownModel } from '../../src/gateway.js';
+import {
+  bearerControl,
+  gatewayGet,
+  gatewayOperations,
+  gatewaySend,
+  keyTaken,
+  minimalBody,
+  requireKey,
+  requireValidKey,
+  statedLimit,
+  unknownModel,
+} from '../../src/gateway.js';
 
 const BURST_MAX_REQUESTS = 60;
 const BURST_MAX_MS = 10_000;
@@ -32,6 +43,19 @@ describe('429s', () => {
       if (res.status === 429 && res.header('retry-after')) {
         await new Promise((r) => setTimeout(r, retryAfterMs(res.header('retry-after'))! + 100));
         res = await send();
+      }
+      if (res.status === 401 || res.status === 403) {
+        // Refused as a key, not limited: about the limit only when the valid key is taken on the same request.
+        const valid = secret('GATEWAY_API_KEY');
+        if (valid) {
+          const ops = await gatewayOperations();
+          const control = await bearerControl(
+            ops.find((o) => o.operationId === 'chatCompletions')!,
+            valid,
+          );
+          t.cite(control);
+          keyTaken(control, 'POST /v1/chat/completions');
+        }
       }
       expect(res.status, 'a request with the rate-limited key').toBe(429);
       expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();

@@ -20,6 +20,7 @@ import {
   requireValidKey,
   minimalGeneration,
   gatewayGet,
+  keyTaken,
   unknownModel,
 } from '../../src/gateway.js';
 import { TargetUnavailableError, type HttpResponse } from '../../src/http.js';
@@ -75,6 +76,7 @@ describe('requests the gateway must refuse', () => {
       const model = await chosenModel();
       const body = { model, messages: [{ role: 'user', content: 'Reply with the single word OK.' }] };
       const res = await gatewaySend('/v1/messages', { method: 'POST', headers: { ...bearer(key), ...protocolHeaders('messages') }, body, billable: true });
+      keyTaken(res, 'POST /v1/messages');
       expect(res.status, 'POST /v1/messages without max_tokens').toBe(400);
     },
   );
@@ -98,6 +100,7 @@ describe('requests the gateway must refuse', () => {
           retry: 'rate-limits',
         });
         t.observe('status', String(res.status));
+        keyTaken(res, `POST ${path}`);
         // The code wherever an envelope carries it (vendor B error.type, vendor A error.code): the envelope is its own check's.
         const codes = looseErrorCodes(res.body);
         t.observe('error code', String(path === '/v1/messages' ? codes[1] : codes[0]));
@@ -116,6 +119,7 @@ describe('requests the gateway must refuse', () => {
       billable: true,
       retry: false,
     });
+    keyTaken(res, 'POST /v1/chat/completions');
     expect(res.status, `POST /v1/chat/completions naming ${model}`).toBe(404);
   });
 
@@ -140,6 +144,7 @@ describe('requests the gateway must refuse', () => {
         `POST /v1/chat/completions with a truncated JSON body kept failing through the retries (${e.message.replace(/^target unavailable: /, '')}) while GET /v1/models answered 200: a consistent wrong status, not an outage; the document gives 400`,
       );
     }
+    keyTaken(res, 'POST /v1/chat/completions');
     expect(res.status, 'POST /v1/chat/completions with a truncated JSON body').toBe(400);
   });
 

@@ -4,7 +4,7 @@
  */
 import { describe } from 'vitest';
 import { check } from '../../src/harness.js';
-import { bearerControl, gatewayOperations, looseErrorCodes, gw, requireValidKey } from '../../src/gateway.js';
+import { bearerControl, gatewayOperations, keyTaken, looseErrorCodes, gw, requireValidKey } from '../../src/gateway.js';
 
 describe('the Responses-style operation', () => {
   check(
@@ -27,6 +27,7 @@ describe('the Responses-style operation', () => {
         key,
       );
       t.cite(res, chat);
+      keyTaken(res, `POST ${gw().responsesPath}`);
       const code = res.status >= 400 ? looseErrorCodes(res.body)[0] : undefined;
       const chatCode = chat.status >= 400 ? looseErrorCodes(chat.body)[0] : undefined;
       const present = code === 'model_not_found' || (res.status === chat.status && code === chatCode && chat.status !== 401 && chat.status !== 403);
