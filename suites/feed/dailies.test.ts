@@ -111,7 +111,9 @@ describe('the daily-report archive', () => {
       const path = `/api/v1/dailies/${String(dates[1])}`;
       const a = await feedGet(path);
       const b = await feedGet(path);
-      expect([a.status, b.status]).toEqual([200, 200]);
+      t.cite(a, b);
+      // A past date that is not served is feed-dailies-by-date's finding; here there is no report to compare.
+      precondition(a.status === 200 && b.status === 200, `needs a past report served with 200 (${path} answered ${a.status}, ${b.status})`);
       // The report itself is what must not change; whether its ETag stays the same is feed-etag-stable's business.
       t.observe('ETags', weakMatch(a.header('etag') ?? 'a', b.header('etag') ?? 'b') ? 'the same both times' : `${a.header('etag')} then ${b.header('etag')}`);
       expect(b.body, `body of ${path}`).toBe(a.body);

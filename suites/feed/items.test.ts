@@ -14,6 +14,7 @@ import {
   feedGet,
   idOf,
   itemsPage as page,
+  firstCursor,
   once,
   problemCode,
   profile,
@@ -220,7 +221,9 @@ describe('cursor rejection', () => {
     async (t) => {
       // A cursor of an explicit by=timeline query, sent with by=published: the queries differ whatever the defaults.
       const p = await page({ limit: 5, by: 'timeline' });
-      t.cite(p.res);
+      // The run's first cursor is taken here, early: feed-items-cursor-still-valid reuses it at the end of the run.
+      const early = await firstCursor().catch(() => undefined);
+      t.cite(p.res, ...(early ? [early.res] : []));
       precondition(p.next, 'needs more than 5 selected items in the 7d window (a cursor to send with another query)');
       expectInvalidCursor(await feedGet('/api/v1/items', { query: { limit: 5, by: 'published', cursor: p.next } }));
     },

@@ -46,7 +46,8 @@ async function takeSnapshot(query: Record<string, string | number> = {}): Promis
   };
 }
 
-const snapshotA = () => once('snapshot-a', () => takeSnapshot());
+// fields=default explicitly (the document's default): the change feed's upserts carry full items.
+const snapshotA = () => once('snapshot-a', () => takeSnapshot({ fields: 'default' }));
 
 /**
  * A second walk with another page size, chosen from what the first walk saw: about four pages over a set that fit
@@ -255,7 +256,7 @@ describe('the change feed', () => {
         else t.violation(`an ${c.op} change for ${c.id} carries no item to apply`);
       }
       t.observe('changes in the first call', String(first.changes.length));
-      const b = await takeSnapshot();
+      const b = await takeSnapshot({ fields: 'default' });
       const since = await changesAfter(first.cursor);
       t.cite(...b.pages.map((p) => p.res), ...since.res);
       const movedOn = new Set(since.changes.map((c) => c.id));
