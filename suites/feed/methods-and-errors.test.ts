@@ -5,6 +5,8 @@ import { describe } from 'vitest';
 import { check, expect, jsonBody, precondition, PreconditionFailed } from '../../src/harness.js';
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
 
+/** Operations whose path carries an id the feed gave (a story id, an archive date). */
+const WITH_ID = new Set(['getStory', 'getDaily']);
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 /** The plain GET of each operation's shared probe: it carries no credential of any kind. */
 const plainGet = async (op: FeedOperation) => ({ res: (await operationProbe(op)).first });
@@ -19,6 +21,13 @@ describe('every operation is a GET, open to anyone, answering JSON', () => {
       expect([401, 403], `${name} without credentials`).not.toContain(res.status);
       if (res.status === 404 && MAY_BE_ABSENT.has(name))
         throw new PreconditionFailed(`setup error (precondition): ${name} answered 404, which the document allows`);
+      // A 400 to a request built from the feed's own answers (a story id, a date, a snapshot cursor, a limit) judges
+      // that input, not anonymous access: the checks of that input report it.
+      const { path, query } = await op.resolve();
+      if (res.status === 400 && (Object.keys(query ?? {}).length > 0 || WITH_ID.has(name)))
+        throw new PreconditionFailed(
+          `setup error (precondition): ${name} answered 400 to ${path} with the input the feed gave (reported by the checks of that input)`,
+        );
       expect(res.status, `${name} without credentials`).toBe(200);
     });
 
