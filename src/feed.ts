@@ -29,6 +29,18 @@ function lastSegment(url: string): string | undefined {
   }
 }
 
+/**
+ * A body read only to discover an input (an id, a date, a cursor): not JSON gives nothing to discover (undefined),
+ * and the JSON body check reports it, so the checks that needed the input end undecided rather than failed.
+ */
+function discoveryJson(res: HttpResponse): unknown {
+  try {
+    return JSON.parse(res.body);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Story ids the target itself names: hot-topic story links, then the references of those stories. */
 export function discoveredStoryIds(): Promise<{ ids: string[]; evidence: HttpResponse[] }> {
   return once('story-ids', async () => {
@@ -36,7 +48,7 @@ export function discoveredStoryIds(): Promise<{ ids: string[]; evidence: HttpRes
     const res = await feedGet('/api/v1/hot-topics');
     const evidence = [res];
     if (res.status !== 200) return { ids: [], evidence };
-    const list = field(jsonBody(res), p.hotTopics.list!);
+    const list = field(discoveryJson(res), p.hotTopics.list!);
     const ids = new Set<string>();
     for (const entry of Array.isArray(list) ? list : []) {
       const link = field(entry, p.hotTopics.storyLink!);
@@ -68,7 +80,7 @@ export function archiveDate(): Promise<{ date: string; evidence: HttpResponse[] 
   return once('archive-date', async () => {
     const p = runContext().profile.feed;
     const res = await feedGet('/api/v1/dailies', { query: { limit: 1 } });
-    const list = res.status === 200 ? field(jsonBody(res), p.dailies.list!) : undefined;
+    const list = res.status === 200 ? field(discoveryJson(res), p.dailies.list!) : undefined;
     const date = Array.isArray(list) ? field(list[0], p.dailies.date!) : undefined;
     if (typeof date !== 'string')
       throw new PreconditionFailed(`setup error (precondition): /api/v1/dailies?limit=1 gave no archive date (status ${res.status})`);
@@ -80,7 +92,7 @@ export function archiveDate(): Promise<{ date: string; evidence: HttpResponse[] 
 export function snapshotCursor(): Promise<{ cursor: string; evidence: HttpResponse[] }> {
   return once('snapshot-cursor', async () => {
     const res = await feedGet('/api/v1/selected/snapshot', { query: { limit: 1 } });
-    const cursor = res.status === 200 ? field(jsonBody(res), 'cursor') : undefined;
+    const cursor = res.status === 200 ? field(discoveryJson(res), 'cursor') : undefined;
     if (typeof cursor !== 'string') throw new PreconditionFailed(`setup error (precondition): the snapshot gave no cursor (status ${res.status})`);
     return { cursor, evidence: [res] };
   });
@@ -186,6 +198,17 @@ export function problemCode(body: Record<string, unknown>): unknown {
   return field(body, profile().problem.code!);
 }
 
+/** The target refused the request for lack of a credential (the anonymous-access checks judge that). */
+export function refused(res: HttpResponse): boolean {
+  return res.status === 401 || res.status === 403;
+}
+
+/** Undecided when a request a check needs as input was refused for lack of a credential. */
+export function needsAccess(res: HttpResponse, what: string): void {
+  if (refused(res))
+    throw new PreconditionFailed(`setup error (precondition): ${what} answered ${res.status} without a credential (feed-anonymous-access judges that); nothing to check here`);
+}
+
 /** The target's own clock (its Date header), so window checks do not depend on the runner's clock. */
 export function serverNow(res: HttpResponse): number {
   return targetNow(res).now;
@@ -243,9 +266,16 @@ export async function itemsPage(query: Query): Promise<ItemsPage> {
   return readItemsPage(await feedGet('/api/v1/items', { query }), query);
 }
 
+/**
+ * A listing a check needs as its input: anything but 200 leaves that check undecided (a setup error naming the
+ * status). Whether the listing itself must answer 200 is judged by the checks citing its parameters and access
+ * rules, so one defect there fails those, not every check that reads items.
+ */
 function readItemsPage(res: HttpResponse, query: Query): ItemsPage {
   if (res.status !== 200)
-    throw new AssertionViolation(`GET /api/v1/items?${new URLSearchParams(query as Record<string, string>)} answered ${res.status}, expected 200`);
+    throw new PreconditionFailed(
+      `setup error (precondition): GET /api/v1/items?${new URLSearchParams(query as Record<string, string>)} answered ${res.status}; this check needs that listing (its status is judged by the checks citing the listing's parameters and access)`,
+    );
   const body = jsonBody(res);
   const p = profile().items;
   const next = field(body, p.nextCursor!);
@@ -349,9 +379,15 @@ export function mergedStory(maxRequests = 12): Promise<{ id: string; source: str
       if (res.status >= 300 && res.status < 400) return { id, source: 'discovered', res };
       if (res.status === 200) {
         // A 200 that serves another story under this id is a merged story answered without its redirect.
-        const served = field(field(jsonBody(res), profile().story.root!), profile().story.publicId!);
+        let body: unknown;
+        try {
+          body = JSON.parse(res.body);
+        } catch {
+          continue; // not JSON: the JSON body check reports it; nothing to follow here
+        }
+        const served = field(field(body, profile().story.root!), profile().story.publicId!);
         if (typeof served === 'string' && served !== id) return { id, source: `discovered (answered 200 with story ${served})`, res };
-        const r = storyReferences(jsonBody(res));
+        const r = storyReferences(body);
         queue.push(...r.storyline, ...r.related);
       }
     }

@@ -3,7 +3,7 @@
  */
 import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { AssertionViolation, check, expect, jsonBody, PreconditionFailed } from '../../src/harness.js';
+import { AssertionViolation, check, expect, PreconditionFailed } from '../../src/harness.js';
 import { discoveredStoryIds, feedGet, liveStory, mergedStory, profile, storyPath, storyResponse, storyStatus } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -16,8 +16,17 @@ const liveStoryBody = async () => {
   // Whether the story answers 200 at all is the anonymous-access check's requirement; these check what it holds.
   if (res.status !== 200)
     throw new PreconditionFailed(`setup error (precondition): GET ${storyPath(s.id)} answered ${res.status}, not 200 (reported by the anonymous-access check)`);
-  return { id: s.id, res, root: field(jsonBody(res), profile().story.root!) as Root | undefined };
+  return { id: s.id, res, root: field(storyJson(res), profile().story.root!) as Root | undefined };
 };
+
+/** A story's JSON body; a 200 that is not JSON is feed-success-json's finding (its own check reports it). */
+function storyJson(res: HttpResponse): unknown {
+  try {
+    return JSON.parse(res.body);
+  } catch {
+    throw new PreconditionFailed(`setup error (precondition): the story's 200 body is not JSON (reported by the JSON body check)`);
+  }
+}
 
 /** Stories beyond the live one, when its data cannot decide a check: the other ids the target names (a few). */
 const MORE_STORIES = 4;
@@ -27,7 +36,13 @@ async function otherStories(except: string): Promise<{ id: string; res: HttpResp
   for (const id of ids.filter((x) => x !== except).slice(0, MORE_STORIES)) {
     const res = await storyResponse(id);
     if (res.status !== 200) continue;
-    const root = field(jsonBody(res), profile().story.root!);
+    let body: unknown;
+    try {
+      body = JSON.parse(res.body);
+    } catch {
+      continue; // not JSON: reported by the JSON body check
+    }
+    const root = field(body, profile().story.root!);
     if (typeof root === 'object' && root !== null) out.push({ id, res, root: root as Root });
   }
   return out;
