@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { http, baseUrl, once, secret, runContext } from './context.js';
 import { clientRules, componentSchema, field, formatAjvErrors, loadOpenApi, validator, type OperationObject } from './spec.js';
-import { statusMatches, type HttpResponse, type SendOptions } from './http.js';
+import { statusMatches, TargetUnavailableError, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
 
@@ -318,6 +318,10 @@ export async function sdkCall<T>(label: string, f: () => Promise<T>): Promise<T>
   try {
     return await f();
   } catch (e) {
+    // A 429 or 502/503 that outlasted the retries: the target was unavailable (rate limited, no upstream), not broken.
+    const status = (e as { status?: unknown }).status;
+    if (status === 429 || status === 502 || status === 503)
+      throw new TargetUnavailableError(`target unavailable: the official client's ${label} answered ${String(status)} through the retries`);
     throw new AssertionViolation(`the official client failed on ${label}: ${(e as Error).message.slice(0, 400)}`);
   }
 }

@@ -117,7 +117,8 @@ describe('requests the gateway must refuse', () => {
       headers: bearer(key),
       body: minimalBody('chatCompletions', model),
       billable: true,
-      retry: false,
+      // A 429 is retried (rate limiting says nothing about the model); a 5xx is the answer, not retried.
+      retry: 'rate-limits',
     });
     keyTaken(res, 'POST /v1/chat/completions');
     expect(res.status, `POST /v1/chat/completions naming ${model}`).toBe(404);
