@@ -159,7 +159,8 @@ export function validateUrl(name: string, raw: string | undefined): string | und
   }
   // "localhost:8080" parses as a URL with the scheme "localhost:": treat any non-http(s) scheme-less form alike.
   if (!u || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
-    throw new ConfigError(`${name} is not a URL with a scheme: "${raw}" (expected e.g. https://staging.example.com or http://${raw.replace(/^\/+/, '')})`);
+    const hostLike = /^[\w.-]+(:\d+)?(\/\S*)?$/.test(raw);
+    throw new ConfigError(`${name} is not a URL with a scheme: "${raw}" (expected e.g. https://staging.example.com${hostLike ? ` or http://${raw}` : ''})`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must use http or https, got "${u.protocol}"`);
   if (u.username || u.password) throw new ConfigError(`${name} must not carry credentials; put keys in the environment`);
