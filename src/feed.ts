@@ -206,7 +206,18 @@ export function refused(res: HttpResponse): boolean {
 /** Undecided when a request a check needs as input was refused for lack of a credential. */
 export function needsAccess(res: HttpResponse, what: string): void {
   if (refused(res))
-    throw new PreconditionFailed(`setup error (precondition): ${what} answered ${res.status} without a credential (feed-anonymous-access judges that); nothing to check here`);
+    throw new PreconditionFailed(
+      `setup error (precondition): ${what} answered ${res.status} without a credential (feed-anonymous-access judges that); nothing to check here`,
+    );
+}
+
+/** The JSON body of a response a check needs as input; a body that is not JSON leaves it undecided (feed-success-json). */
+export function inputJson<T = unknown>(res: HttpResponse, what: string): T {
+  try {
+    return JSON.parse(res.body) as T;
+  } catch {
+    throw new PreconditionFailed(`setup error (precondition): ${what} answered ${res.status} with a body that is not JSON (feed-success-json judges that)`);
+  }
 }
 
 /** The target's own clock (its Date header), so window checks do not depend on the runner's clock. */
@@ -276,7 +287,7 @@ function readItemsPage(res: HttpResponse, query: Query): ItemsPage {
     throw new PreconditionFailed(
       `setup error (precondition): GET /api/v1/items?${new URLSearchParams(query as Record<string, string>)} answered ${res.status}; this check needs that listing (its status is judged by the checks citing the listing's parameters and access)`,
     );
-  const body = jsonBody(res);
+  const body = inputJson(res, 'GET /api/v1/items');
   const p = profile().items;
   const next = field(body, p.nextCursor!);
   return {

@@ -4,7 +4,7 @@
 import { describe } from 'vitest';
 import fc from 'fast-check';
 import { check, expect, jsonBody, precondition } from '../../src/harness.js';
-import { expectProblem, feedGet, listOf, once, profile, targetNow } from '../../src/feed.js';
+import { expectProblem, feedGet, inputJson, listOf, needsAccess, once, profile, targetNow } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { weakMatch } from '../../src/caching.js';
 import { field } from '../../src/spec.js';
@@ -12,13 +12,20 @@ import { field } from '../../src/spec.js';
 const archive = () =>
   once('dailies-archive', async () => {
     const res = await feedGet('/api/v1/dailies');
-    expect(res.status, 'GET /api/v1/dailies').toBe(200);
-    const dates = listOf(jsonBody(res), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
+    needsAccess(res, 'GET /api/v1/dailies');
+    precondition(res.status === 200, `GET /api/v1/dailies answered ${res.status}; the archive is these checks' input`);
+    const dates = listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
     return { res, dates };
   });
 
 const isCalendarDate = (d: unknown): d is string =>
   typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d);
+
+/**
+ * The archive's YYYY-MM-DD dates, newest first whatever order the archive lists them in: the checks that are not
+ * about the format or the order use these (feed-dailies-dates and feed-dailies-newest-first judge those).
+ */
+const calendarDates = (dates: unknown[]): string[] => [...new Set(dates.filter(isCalendarDate))].sort().reverse();
 
 /** The Shanghai calendar date (UTC+8, no daylight saving) and hour at an instant. */
 function shanghai(ms: number): { date: string; hour: number } {
@@ -56,11 +63,15 @@ describe('the daily-report archive', () => {
     async (t) => {
       const { res, dates } = await archive();
       t.cite(res);
-      precondition(dates.length > 0, 'the archive is empty');
+      const days = calendarDates(dates);
+      precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive');
+      if (days.length < dates.length)
+        t.observe('archive entries not requested', `${dates.length - days.length} (not YYYY-MM-DD: feed-dailies-dates judges them)`);
       // Every date of the default archive page (30 at most by the document's default).
-      for (const d of dates) {
+      for (const d of days) {
         const r = await once(`daily:${String(d)}`, () => feedGet(`/api/v1/dailies/${String(d)}`));
         t.cite(r);
+        needsAccess(r, `GET /api/v1/dailies/${d}`);
         expect(r.status, `GET /api/v1/dailies/${String(d)}`).toBe(200);
         expect(dailyDate(r), 'the report for that date').toBe(d);
       }
@@ -73,13 +84,17 @@ describe('the daily-report archive', () => {
       const { res, dates } = await archive();
       t.cite(res);
       const latest = await feedGet('/api/v1/dailies/latest');
+      t.cite(latest);
+      needsAccess(latest, 'GET /api/v1/dailies/latest');
+      const days = calendarDates(dates);
+      precondition(days.length === dates.length, 'needs an archive of YYYY-MM-DD dates (feed-dailies-dates judges the format)');
       if (dates.length === 0) {
         t.observe('empty archive', `latest answered ${latest.status}`);
         expectProblem(latest, 404);
         return;
       }
       expect(latest.status, 'GET /api/v1/dailies/latest').toBe(200);
-      expect(dailyDate(latest), 'latest report date').toBe(dates[0]);
+      expect(dailyDate(latest), 'latest report date (the newest archive date)').toBe(days[0]);
     },
   );
 
@@ -92,13 +107,14 @@ describe('the daily-report archive', () => {
     async (t) => {
       const { res, dates } = await archive();
       t.cite(res);
-      precondition(dates.length > 0, 'the archive is empty');
+      const days = calendarDates(dates);
+      precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive');
       // The target's clock (its Date header) decides "today": a runner a few minutes off does not misjudge 08:00.
       const clock = targetNow(res);
       const now = shanghai(clock.now);
       const newestAllowed = now.hour >= 8 ? now.date : shanghai(clock.now - 86_400_000).date;
       t.observe('Shanghai time at the response', `${now.date} ${String(now.hour).padStart(2, '0')}h, from ${clock.source}`);
-      expect(String(dates[0]) <= newestAllowed, `newest report ${String(dates[0])} is not after ${newestAllowed}`).toBe(true);
+      expect(days[0]! <= newestAllowed, `newest report ${days[0]} is not after ${newestAllowed}`).toBe(true);
     },
   );
 
@@ -107,8 +123,9 @@ describe('the daily-report archive', () => {
     async (t) => {
       const { res, dates } = await archive();
       t.cite(res);
-      precondition(dates.length > 1, 'the archive has no past report besides the newest');
-      const path = `/api/v1/dailies/${String(dates[1])}`;
+      const days = calendarDates(dates);
+      precondition(days.length > 1, 'needs a past report besides the newest (two YYYY-MM-DD dates in the archive)');
+      const path = `/api/v1/dailies/${days[1]}`;
       const a = await feedGet(path);
       const b = await feedGet(path);
       t.cite(a, b);
@@ -124,7 +141,14 @@ describe('the daily-report archive', () => {
 describe('daily dates the endpoint rejects', () => {
   check(
     { id: 'feed-dailies-date-malformed', title: 'a malformed or impossible date is rejected with 400', requirements: ['feed-dailies-date-invalid'] },
-    async () => {
+    async (t) => {
+      // Control: a date the archive names is served, so a refusal below is about the date, not about access.
+      const { res, dates } = await archive();
+      const days = calendarDates(dates);
+      precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive (the control request)');
+      const control = await once(`daily:${days[0]}`, () => feedGet(`/api/v1/dailies/${days[0]}`));
+      t.cite(res, control);
+      needsAccess(control, `GET /api/v1/dailies/${days[0]}`);
       const malformed = fc.oneof(
         fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '2026-04-31', '20260101', '2026-1-5', 'yesterday', '2026-01-01T00:00'),
         fc

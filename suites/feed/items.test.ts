@@ -4,7 +4,7 @@
  */
 import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
+import { AssertionViolation, check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
 import { componentSchema, formatAjvErrors, validator } from '../../src/spec.js';
 import {
   CLOCK_TOLERANCE_MS,
@@ -13,6 +13,7 @@ import {
   expectProblem,
   feedGet,
   idOf,
+  needsAccess,
   itemsPage as page,
   firstCursor,
   once,
@@ -170,7 +171,12 @@ describe('keyset paging', () => {
       let pages = 0;
       let ended = false;
       while (walked.length < reference.length && pages < 100) {
-        const p = await page(cursor ? { limit: size, cursor } : { limit: size });
+        // Following nextCursor is this check's rule: a continuation page that is not served fails it.
+        const p: ItemsPage = await page(cursor ? { limit: size, cursor } : { limit: size }).catch((e: unknown) => {
+          if (cursor && e instanceof PreconditionFailed)
+            throw new AssertionViolation(`following nextCursor: ${e.message.replace(/^setup error \(precondition\): /, '')}`);
+          throw e;
+        });
         t.cite(p.res);
         pages++;
         walked.push(...p.items.map((i) => idOf(i)));
@@ -201,6 +207,7 @@ describe('keyset paging', () => {
 
 describe('cursor rejection', () => {
   const expectInvalidCursor = (res: HttpResponse) => {
+    needsAccess(res, 'the listing with a cursor');
     const body = expectProblem(res, 400);
     expect(problemCode(body), `problem code (profile field ${profile().problem.code})`).toBe('invalid_cursor');
   };
@@ -221,6 +228,8 @@ describe('cursor rejection', () => {
     async (t) => {
       // A cursor of an explicit by=timeline query, sent with by=published: the queries differ whatever the defaults.
       const p = await page({ limit: 5, by: 'timeline' });
+      // Control: the other query is served without a cursor, so a refusal below is about the cursor.
+      await page({ limit: 5, by: 'published' });
       // The run's first cursor is taken here, early: feed-items-cursor-still-valid reuses it at the end of the run.
       const early = await firstCursor().catch(() => undefined);
       t.cite(p.res, ...(early ? [early.res] : []));
@@ -240,6 +249,8 @@ describe('cursor rejection', () => {
       // size is chosen from what the target holds: the first page of 100 shows where the first item older than
       // 24 h sits, and a page of exactly that many items ends on it (one more item behind it gives the cursor).
       const OLD = WINDOW_MS['24h']! + 2 * CLOCK_TOLERANCE_MS;
+      // Control: window=24h is served without a cursor, so a refusal below is about the cursor.
+      await page({ limit: 100, window: '24h' });
       const isOld = (item: FeedItem | undefined, res: HttpResponse) => {
         const at = item ? effectiveTime(item, 'timeline') : undefined;
         return at !== undefined && at < targetNow(res).now - OLD;
