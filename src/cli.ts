@@ -117,7 +117,15 @@ export function closingLines(summary: Summary, deviationsSource?: string): strin
   const undecidedMust = summary.undecided.filter((u) => u.level === 'MUST');
   if (undecidedMust.length) {
     out.push('  MUST requirements not verified, and what would decide them:');
-    for (const u of undecidedMust) out.push(`    UNDECIDED ${u.id} (${u.verdict}): ${whole(u.toDecide)}`);
+    // Requirements undecided for the same reason (one missing key, say) are listed together, the reason once.
+    const byReason = new Map<string, typeof undecidedMust>();
+    for (const u of undecidedMust) byReason.set(u.toDecide, [...(byReason.get(u.toDecide) ?? []), u]);
+    for (const [reason, us] of byReason)
+      out.push(
+        us.length === 1
+          ? `    UNDECIDED ${us[0]!.id} (${us[0]!.verdict}): ${whole(reason)}`
+          : `    UNDECIDED ${us.length} requirements (${us.map((u) => u.id).join(', ')}): ${whole(reason)}`,
+      );
   }
   for (const u of summary.notExercised) out.push(`  NOT EXERCISED ${u.id} (${u.level}): ${u.why.split('\n')[0]}`);
   for (const u of summary.declaredUnchecked) out.push(`  DECLARED UNCHECKED ${u.id}: ${u.reason} (${u.status})`);

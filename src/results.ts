@@ -312,10 +312,16 @@ export function summarize(
     message = 'no check ran (is --grep too narrow?)';
   } else if (undecidedMust.length > 0) {
     verdict = 'incomplete';
-    message = `no MUST requirement failed, but ${undecidedMust.length} MUST requirement(s) were not verified (${undecidedMust
-      .slice(0, 4)
-      .map((u) => u.id)
-      .join(', ')}${undecidedMust.length > 4 ? ', …' : ''}): see what would decide them${o.allowIncomplete ? '; exit 0 because of --allow-incomplete' : ''}`;
+    // A configured key the target refused is a configuration problem: say that first, once.
+    const refused = undecidedMust.find((u) => /was refused with/.test(u.toDecide))?.toDecide.replace(/^not configured: /, '');
+    message = refused
+      ? `${refused.split('\n')[0]} (${undecidedMust.length} MUST requirement(s) could not be checked)${o.allowIncomplete ? '; exit 0 because of --allow-incomplete' : ''}`
+      : `no MUST requirement failed, but ${undecidedMust.length} MUST requirement(s) were not verified (${undecidedMust
+          .slice(0, 4)
+          .map((u) => u.id)
+          .join(
+            ', ',
+          )}${undecidedMust.length > 4 ? ', …' : ''}): see what would decide them${o.allowIncomplete ? '; exit 0 because of --allow-incomplete' : ''}`;
   } else {
     verdict = 'conformant';
     const verified = evidence.reduce((a, e) => a + e.verified, 0);
