@@ -299,7 +299,8 @@ export function summarize(
     message = o.unreachable;
   } else if (counts.failed > 0) {
     verdict = 'nonconformant';
-    message = `${counts.failed} MUST requirement check(s) failed`;
+    const failing = requirements.filter((q) => q.verdict === 'fail').length;
+    message = `${failing} MUST requirement(s) failed (${counts.failed} check(s))`;
   } else if (!o.complete || counts.unavailable > 0 || counts.errors > 0 || o.harnessErrors.length > 0) {
     verdict = 'error';
     message = !o.complete
