@@ -127,7 +127,7 @@ export function closingLines(summary: Summary, deviationsSource?: string): strin
           : `    UNDECIDED ${us.length} requirements (${us.map((u) => u.id).join(', ')}): ${whole(reason)}`,
       );
   }
-  for (const u of summary.notExercised) out.push(`  NOT EXERCISED ${u.id} (${u.level}): ${u.why.split('\n')[0]}`);
+  for (const u of summary.notExercised) out.push(`  NOT EXERCISED ${u.id} (${u.level}): ${whole(u.why)}`);
   for (const u of summary.declaredUnchecked) out.push(`  DECLARED UNCHECKED ${u.id}: ${u.reason} (${u.status})`);
   out.push(
     `  checks: ${c.passed} passed, ${c.failed} failed (MUST), ${c.knownDeviations} known deviations, ${c.warnings} warnings (SHOULD/MAY), ${c.skipped} skipped, ` +

@@ -31,7 +31,7 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px} h3{font-s
 table{border-collapse:collapse;width:100%;margin-bottom:8px} th,td{border-bottom:1px solid #d0d7de;padding:6px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa;font-weight:600} code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 .badge{display:inline-block;color:#fff;border-radius:10px;padding:1px 8px;font-size:12px;white-space:nowrap}
-.level{font:12px ui-monospace,monospace;color:#57606a} .why{color:#57606a;font-size:12px} .text{color:#57606a;font-size:12px;font-style:italic}
+.level{font:12px ui-monospace,monospace;color:#57606a} .why{color:#57606a;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere} .text{color:#57606a;font-size:12px;font-style:italic}
 .new{background:#ffebe9} .fixed{background:#dafbe1} ul{margin:0;padding-left:18px} a{color:#0969da}
 .counts span{margin-right:12px}`;
 
@@ -77,7 +77,7 @@ export function matrixHtml(s: Summary, reportPages: Map<string, string>): string
         const why = r.knownDeviation
           ? `known deviation: ${esc(r.knownDeviation.reason)}${r.knownDeviation.link ? ` (<a href="${esc(r.knownDeviation.link)}">${esc(r.knownDeviation.link)}</a>)` : ''}`
           : r.reason
-            ? esc(r.reason.split('\n')[0]!.slice(0, 300))
+            ? esc(r.reason).replace(/\n/g, '<br>')
             : '';
         return `<tr id="${esc(r.id)}"><td><code>${esc(r.id)}</code><div class="level">${r.level}</div></td><td>${esc(r.summary)}<div class="text">${esc(r.text.slice(0, 400))}</div></td><td>${badge(r.verdict)}${why ? `<div class="why">${why}</div>` : ''}</td><td><ul>${r.checks.map((c) => `<li>${checkLink(c)}</li>`).join('')}</ul></td></tr>`;
       });
