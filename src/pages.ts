@@ -77,7 +77,7 @@ export function matrixHtml(s: Summary, reportPages: Map<string, string>): string
         const why = r.knownDeviation
           ? `known deviation: ${esc(r.knownDeviation.reason)}${r.knownDeviation.link ? ` (<a href="${esc(r.knownDeviation.link)}">${esc(r.knownDeviation.link)}</a>)` : ''}`
           : r.reason
-            ? esc(r.reason).replace(/\n/g, '<br>')
+            ? esc(r.reason)
             : '';
         return `<tr id="${esc(r.id)}"><td><code>${esc(r.id)}</code><div class="level">${r.level}</div></td><td>${esc(r.summary)}<div class="text">${esc(r.text.slice(0, 400))}</div></td><td>${badge(r.verdict)}${why ? `<div class="why">${why}</div>` : ''}</td><td><ul>${r.checks.map((c) => `<li>${checkLink(c)}</li>`).join('')}</ul></td></tr>`;
       });
