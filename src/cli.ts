@@ -50,18 +50,29 @@ async function notTheService(service: 'feed' | 'gateway', url: string, timeoutMs
   const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
   const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   try {
-    const res = await request(`${url}${probe}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
-    res.body.on('error', () => undefined);
-    res.body.destroy();
-    const type = String(res.headers['content-type'] ?? '');
-    if (res.statusCode !== 404 && !/text\/html/i.test(type)) return undefined;
+    const get = async (p: string) => {
+      const res = await request(`${url}${p}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
+      res.body.on('error', () => undefined);
+      res.body.destroy();
+      return { status: res.statusCode, type: String(res.headers['content-type'] ?? '') };
+    };
+    const html = (t: string) => /text\/html/i.test(t);
+    const res = await get(probe);
+    const type = res.type;
+    if (res.status !== 404 && !html(type)) return undefined;
+    // An HTML page on the feed's items list: a web site answering every path, or one HTML operation? A second
+    // documented operation decides (one operation serving HTML is a defect the checks report).
+    if (service === 'feed' && res.status !== 404) {
+      const second = await get('/api/v1/hot-topics');
+      if (second.status !== 404 && !html(second.type)) return undefined;
+    }
     const what = service === 'feed' ? 'a content feed' : 'a model gateway';
     const flag = service === 'feed' ? '--feed-url / FEED_BASE_URL' : '--gateway-url / GATEWAY_URL';
     const hint =
       service === 'gateway' && /\/v1\/?$/.test(url)
         ? ' (the gateway URL is the bare root: drop the /v1 segment)'
         : ` (a missing or extra path prefix? ${probe} must be at ${url}${probe})`;
-    return `this does not look like ${what}: GET ${url}${probe} answered ${res.statusCode}${type ? ` ${type.split(';')[0]}` : ''}; check ${flag}${hint}`;
+    return `this does not look like ${what}: GET ${url}${probe} answered ${res.status}${type ? ` ${type.split(';')[0]}` : ''}; check ${flag}${hint}`;
   } catch {
     return undefined;
   } finally {

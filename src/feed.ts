@@ -212,7 +212,7 @@ export function needsAccess(res: HttpResponse, what: string): void {
 }
 
 /** The JSON body of a response a check needs as input; a body that is not JSON leaves it undecided (feed-success-json). */
-export function inputJson<T = unknown>(res: HttpResponse, what: string): T {
+export function inputJson<T = unknown>(res: Pick<HttpResponse, 'body' | 'status'>, what: string): T {
   try {
     return JSON.parse(res.body) as T;
   } catch {

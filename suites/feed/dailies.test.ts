@@ -3,7 +3,7 @@
  */
 import { describe } from 'vitest';
 import fc from 'fast-check';
-import { check, expect, jsonBody, precondition } from '../../src/harness.js';
+import { check, expect, precondition } from '../../src/harness.js';
 import { expectProblem, feedGet, inputJson, listOf, needsAccess, once, profile, targetNow } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { weakMatch } from '../../src/caching.js';
@@ -33,7 +33,8 @@ function shanghai(ms: number): { date: string; hour: number } {
   return { date: d.toISOString().slice(0, 10), hour: d.getUTCHours() };
 }
 
-const dailyDate = (res: { body: string; url: string; status: number }) => field(field(jsonBody(res), profile().daily.root!), profile().daily.date!);
+const dailyDate = (res: { body: string; url: string; status: number }) =>
+  field(field(inputJson(res, `GET ${res.url}`), profile().daily.root!), profile().daily.date!);
 
 describe('the daily-report archive', () => {
   check(

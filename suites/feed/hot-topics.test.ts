@@ -2,8 +2,8 @@
  * content-feed-service.md — Resources > Hot topic; Endpoints > GET /api/v1/hot-topics.
  */
 import { describe } from 'vitest';
-import { check, expect, jsonBody, precondition, PreconditionFailed } from '../../src/harness.js';
-import { feedGet, listOf, once, profile, storyStatus } from '../../src/feed.js';
+import { check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
+import { feedGet, inputJson, listOf, once, profile, storyStatus } from '../../src/feed.js';
 import { componentSchema, field } from '../../src/spec.js';
 import { sMaxAge } from '../../src/caching.js';
 
@@ -15,7 +15,7 @@ const hotTopics = () =>
       throw new PreconditionFailed(
         `setup error (precondition): GET /api/v1/hot-topics answered ${res.status}, not 200 (reported by the anonymous-access check)`,
       );
-    return { res, entries: listOf(jsonBody(res), profile().hotTopics.list!) as Record<string, unknown>[] };
+    return { res, entries: listOf(inputJson(res, `GET ${res.url}`), profile().hotTopics.list!) as Record<string, unknown>[] };
   });
 
 /** Numbers anywhere inside a value, by dotted path (array elements by index). */

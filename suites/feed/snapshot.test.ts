@@ -3,7 +3,7 @@
  * /api/v1/selected/changes: the document's client procedure, end to end.
  */
 import { describe } from 'vitest';
-import { check, expect, fail, jsonBody, precondition } from '../../src/harness.js';
+import { check, expect, fail, precondition } from '../../src/harness.js';
 import { feedGet, idOf, inputJson, listOf, needsAccess, once, profile } from '../../src/feed.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -88,7 +88,7 @@ async function changesAfter(cursor: string, maxPages = 10): Promise<{ res: HttpR
     res.push(r);
     needsAccess(r, 'the changes endpoint');
     expect(r.status, `GET ${CHANGES} with the cursor`).toBe(200);
-    const body = jsonBody(r);
+    const body = inputJson(r, `GET ${r.url}`);
     for (const ch of listOf(body, p.list!)) {
       const op = String(field(ch, 'op'));
       const item = field(ch, 'item');
@@ -192,8 +192,8 @@ describe('the snapshot procedure', () => {
       precondition(min.status === 200 && def.status === 200, `the snapshot answered ${min.status} to fields=minimal and ${def.status} to fields=default`);
       const minimal = validator(await componentSchema('feed', 'MinimalItem'));
       const full = validator(await componentSchema('feed', 'Item'));
-      const minItems = listOf(jsonBody(min), profile().snapshot.list!);
-      const defItems = listOf(jsonBody(def), profile().snapshot.list!);
+      const minItems = listOf(inputJson(min, `GET ${min.url}`), profile().snapshot.list!);
+      const defItems = listOf(inputJson(def, `GET ${def.url}`), profile().snapshot.list!);
       precondition(minItems.length > 0 && defItems.length > 0, 'the selected set is empty');
       for (const i of minItems) if (!minimal(i)) t.violation(`fields=minimal item ${idOf(i, profile().snapshot.id!)} still carries summary or links.original`);
       for (const i of defItems) {
@@ -214,7 +214,7 @@ describe('the snapshot procedure', () => {
       const first = await feedGet(SNAPSHOT, { query: { fields: 'minimal', limit: 2 } });
       needsAccess(first, 'the snapshot');
       precondition(first.status === 200, `the snapshot answered ${first.status} to fields=minimal&limit=2 (the checks citing its parameters judge that)`);
-      const body = jsonBody<Record<string, unknown>>(first);
+      const body = inputJson<Record<string, unknown>>(first, `GET ${first.url}`);
       precondition(body.hasMore === true, 'needs at least 3 selected items (a continuation page of limit=2)');
       // What fields=minimal drops (summary, links.original), as the first page shows it.
       const dropped = (i: unknown) => ['summary', 'links.original'].filter((f) => field(i, f) !== undefined);
@@ -232,7 +232,7 @@ describe('the snapshot procedure', () => {
       }
       expect(cont.status, 'continuation with another fields value: 400, or the locked value').toBe(200);
       t.observe('another fields value on a continuation page', 'ignored: the cursor locks it');
-      for (const i of listOf(jsonBody(cont), profile().snapshot.list!)) {
+      for (const i of listOf(inputJson(cont, `GET ${cont.url}`), profile().snapshot.list!)) {
         const extra = dropped(i);
         if (extra.length)
           t.violation(
