@@ -4,7 +4,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Service } from './spec.js';
+import { loadProfile, type Service } from './spec.js';
 import { HttpClient, type Exchange } from './http.js';
 import { Redactor } from './redact.js';
 import { SECRET_VARS, type RunConfig, type SecretVar } from './config.js';
@@ -17,6 +17,29 @@ export type RunContext = Omit<
 
 export const CONTEXT_VAR = 'CONFORMANCE_CONTEXT';
 export const EXCHANGES_FILE = 'exchanges.jsonl';
+
+/**
+ * For the project's unit tests of suite helpers: a feed-only run context aimed at `feedUrl`, small bounds, set in
+ * the environment as the conformance command would set it.
+ */
+export function setFeedTestContext(feedUrl: string, reportDir: string): void {
+  const ctx: RunContext = {
+    services: ['feed'],
+    feedUrl,
+    embedded: false,
+    reportDir,
+    runs: 1,
+    timeoutMs: 5000,
+    budget: 100,
+    maxRetries: 1,
+    maxRetryWaitMs: 1000,
+    maxBodyBytes: 1 << 20,
+    profile: loadProfile(),
+    realtimePath: '/v1/realtime',
+    probeRateLimit: false,
+  };
+  process.env[CONTEXT_VAR] = JSON.stringify(ctx);
+}
 
 let cached: RunContext | undefined;
 export function runContext(): RunContext {

@@ -6,8 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFeedReference, type FeedReference } from '../fixtures/feed/reference.js';
-import { loadProfile } from './spec.js';
-import { CONTEXT_VAR, type RunContext } from './context.js';
+import { setFeedTestContext } from './context.js';
 
 let ref: FeedReference;
 let rejectNext = true;
@@ -30,22 +29,7 @@ beforeAll(async () => {
       },
     ],
   });
-  const ctx: RunContext = {
-    services: ['feed'],
-    feedUrl: ref.url,
-    embedded: false,
-    reportDir: mkdtempSync(path.join(tmpdir(), 'feed-test-')),
-    runs: 1,
-    timeoutMs: 5000,
-    budget: 100,
-    maxRetries: 1,
-    maxRetryWaitMs: 1000,
-    maxBodyBytes: 1 << 20,
-    profile: loadProfile(),
-    realtimePath: '/v1/realtime',
-    probeRateLimit: false,
-  };
-  process.env[CONTEXT_VAR] = JSON.stringify(ctx);
+  setFeedTestContext(ref.url, mkdtempSync(path.join(tmpdir(), 'feed-test-')));
 });
 afterAll(() => ref.close());
 

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadOpenApi, loadProfile, type JsonSchema } from './spec.js';
-import { CONTEXT_VAR, type RunContext } from './context.js';
+import { loadOpenApi, type JsonSchema } from './spec.js';
+import { setFeedTestContext } from './context.js';
 
 let server: Server;
 let url: string;
@@ -23,22 +23,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const ctx: RunContext = {
-    services: ['feed'],
-    feedUrl: url,
-    embedded: false,
-    reportDir: mkdtempSync(path.join(tmpdir(), 'generate-test-')),
-    runs: 1,
-    timeoutMs: 5000,
-    budget: 100,
-    maxRetries: 1,
-    maxRetryWaitMs: 1000,
-    maxBodyBytes: 1 << 20,
-    profile: loadProfile(),
-    realtimePath: '/v1/realtime',
-    probeRateLimit: false,
-  };
-  process.env[CONTEXT_VAR] = JSON.stringify(ctx);
+  setFeedTestContext(url, mkdtempSync(path.join(tmpdir(), 'generate-test-')));
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
