@@ -46,11 +46,12 @@ async function reachable(url: string, timeoutMs: number): Promise<string | undef
  * service (a missing or extra path prefix), which is a configuration error, not 90 requirement failures. No answer
  * in time, or any other status, is left to the checks to judge.
  */
-async function notTheService(service: 'feed' | 'gateway', url: string, timeoutMs: number): Promise<string | undefined> {
+async function notTheService(service: 'feed' | 'gateway', url: string, timeoutMs: number, count: () => void): Promise<string | undefined> {
   const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
   const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   try {
     const get = async (p: string) => {
+      count();
       const res = await request(`${url}${p}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
       res.body.on('error', () => undefined);
       res.body.destroy();
@@ -255,7 +256,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       const url = s === 'feed' ? config.feedUrl! : config.gatewayUrl!;
       probes++;
       const problem = await reachable(url, config.timeoutMs);
-      const wrong = problem ? undefined : (probes++, await notTheService(s, url, config.timeoutMs));
+      const wrong = problem ? undefined : await notTheService(s, url, config.timeoutMs, () => probes++);
       if (wrong) {
         process.stderr.write(`conformance: configuration error: ${wrong}\n`);
         rmSync(path.join(config.reportDir, 'summary.json'), { force: true });
