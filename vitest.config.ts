@@ -8,7 +8,9 @@ export default defineConfig({
     projects: [
       {
         // The conformance suites: run only through `npm run conformance`, which sets the target.
-        // One worker, files in sequence, shared modules: one HTTP client counts every request of the run.
+        // One worker, files in sequence, shared modules: one HTTP client counts every request of the run. With
+        // --concurrency above 1 the command runs the checks within a file concurrently (sequence.concurrent, a
+        // root-level setting it passes itself); a file's order-dependent checks are in describe.sequential blocks.
         test: {
           name: 'conformance',
           include: ['suites/**/*.test.ts'],

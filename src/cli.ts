@@ -274,13 +274,18 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const resultsDir = path.join(config.reportDir, 'allure-results');
     vitest = await startVitest(
       'test',
-      [],
+      // Only the folders of the services checked: the other service's suites are not even loaded.
+      config.services.length === 1 ? [`suites/${config.services[0]}/`] : [],
       {
         root: ROOT,
         config: path.join(ROOT, 'vitest.config.ts'),
         project: ['conformance'],
         watch: false,
         passWithNoTests: true,
+        // --concurrency: the checks of a file run concurrently (the HTTP client bounds requests in flight per origin);
+        // more checks than request slots, so that a check waiting out a Retry-After does not idle the rest.
+        sequence: { concurrent: config.concurrency > 1 },
+        maxConcurrency: config.concurrency * 2,
         ...(config.shard ? { shard: config.shard } : {}),
         reporters: [collector, ['allure-vitest/reporter', { resultsDir, reportMatchers: false }], config.verbose ? 'default' : new ProgressReporter(log)],
       },

@@ -37,6 +37,7 @@ export async function collectChecks(): Promise<Map<string, string[]>> {
     budget: 0,
     maxRetries: 0,
     maxRetryWaitMs: 0,
+    concurrency: 1,
     maxBodyBytes: 0,
     profile: loadProfile(),
     realtimePath: '/v1/realtime',

@@ -229,7 +229,7 @@ export async function openRealtime(o: {
   url.searchParams.set('model', o.model);
   for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
   const requestHeaders = { ...(o.headers ?? {}), ...(o.protocols.length ? { 'sec-websocket-protocol': o.protocols.join(', ') } : {}) };
-  const record = http().external(url, 'GET (WebSocket)', requestHeaders, 'gateway');
+  const record = await http().external(url, 'GET (WebSocket)', requestHeaders, 'gateway');
   const timeoutMs = runContext().timeoutMs;
   const outcome = await new Promise<WsOutcome>((resolve) => {
     const ws = new WebSocket(url, o.protocols, { headers: o.headers, handshakeTimeout: timeoutMs });
@@ -284,7 +284,7 @@ export function recordingFetch(): typeof fetch {
     const client = http();
     // SDK retries are off; the document's retry rules apply here instead: 429/5xx, Retry-After or backoff, capped.
     for (let attempt = 0; ; attempt++) {
-      const record = client.external(url, method, headers, 'gateway');
+      const record = await client.external(url, method, headers, 'gateway');
       let res: Response;
       try {
         // Never follow a redirect: a key must not leave the configured origin (the client refuses it, so must this).

@@ -10,8 +10,8 @@
 import { test, expect, type TestContext } from 'vitest';
 import * as allure from 'allure-js-commons';
 import { requirement, strongestLevel, type Level, type Service, type CatalogueEntry } from './spec.js';
-import { http, runContext } from './context.js';
-import { BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
+import { runContext } from './context.js';
+import { inCheck, BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
 import { toAllureExchange, curlFor } from './evidence.js';
 
 /** What the target did on a request of a check that did not pass. */
@@ -136,14 +136,7 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
 
   test(spec.title, { meta: { check: spec.id, requirements: spec.requirements, level, service }, timeout }, async (tc: TestContext) => {
     const meta = tc.task.meta;
-    const client = http();
-    client.currentCheck = spec.id;
     const exchanges: Exchange[] = [];
-    const record = client.opts.record;
-    client.opts.record = (ex) => {
-      exchanges.push(ex);
-      record?.(ex);
-    };
     await labelForReport(spec, reqs, level, service);
     const tools: CheckTools = {
       observe(key, value) {
@@ -170,13 +163,12 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
     let verdict: Verdict = 'passed';
     let error: unknown;
     try {
-      await body(tools);
+      // Checks run concurrently: the exchanges a check causes are attributed to it through its async context.
+      await inCheck({ check: spec.id, record: (ex) => exchanges.push(ex) }, () => body(tools));
     } catch (err) {
       verdict = classify(err, level);
       error = err;
     } finally {
-      client.opts.record = record;
-      client.currentCheck = undefined;
       meta.requests = exchanges.length;
       meta.verdict = verdict;
       await attachEvidence(exchanges, verdict, meta);

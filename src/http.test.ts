@@ -13,6 +13,7 @@ import {
   TargetUnavailableError,
   BudgetExhaustedError,
   retryAfterMs,
+  inCheck,
   type Exchange,
 } from './http.js';
 import { Redactor } from './redact.js';
@@ -293,5 +294,101 @@ describe('billable calls', () => {
     expect(c.billable).toBe(0);
     await c.send(url, { method: 'POST', body: {}, billable: true });
     expect(c.billable).toBe(1);
+  });
+});
+
+describe('concurrency: at most N requests in flight per origin, and the client rules still hold', () => {
+  const realClient = (url: string, o: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) => client(url, { sleep: undefined, ...o });
+
+  test('never more than `concurrency` requests in flight to one origin', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const url = await server((_n, _req, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.end('ok');
+      }, 30);
+    });
+    const { c } = realClient(url, { concurrency: 3 });
+    await Promise.all(Array.from({ length: 12 }, () => c.send(url)));
+    expect(peak, 'requests the server saw at once').toBe(3);
+    expect(c.peakInFlight()[new URL(url).origin]).toBe(3);
+    expect(c.sent).toBe(12);
+  });
+
+  test('the budget is counted before sending: concurrent requests never overspend it', async () => {
+    let arrived = 0;
+    const url = await server((_n, _req, res) => {
+      arrived++;
+      setTimeout(() => res.end('ok'), 20);
+    });
+    const { c } = realClient(url, { concurrency: 4, budget: 5 });
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => c.send(url)));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(refused).toHaveLength(7);
+    for (const r of refused) expect(r.reason).toBeInstanceOf(BudgetExhaustedError);
+    expect({ sent: c.sent, arrived }).toEqual({ sent: 5, arrived: 5 });
+  });
+
+  test('a 429 with Retry-After: 2 pauses every request to that origin, from any concurrent check, for 2 s', async () => {
+    const arrivals: number[] = [];
+    let limitedAt = 0;
+    const url = await server((n, _req, res) => {
+      arrivals.push(Date.now());
+      if (n === 6) {
+        limitedAt = Date.now();
+        res.writeHead(429, { 'retry-after': '2' }).end();
+      } else setTimeout(() => res.end('ok'), 10);
+    });
+    const { c, recorded } = realClient(url, { concurrency: 4 });
+    // Four "checks", each sending its requests one after another, as concurrent checks do.
+    const check = async (name: string) => {
+      for (let i = 0; i < 4; i++) await inCheck({ check: name, record: () => {} }, () => c.send(url, { rules: clientRules('feed') }));
+    };
+    await Promise.all(['a', 'b', 'c', 'd'].map(check));
+    expect(c.pauses).toHaveLength(1);
+    const pause = c.pauses[0]!;
+    expect(pause.until - pause.from).toBe(2000);
+    // No request started while the pause lasted: each one started before the 429 came back (it was already in
+    // flight) or after the pause ended.
+    const starts = recorded.map((e) => Date.parse(e.startedAt));
+    const duringPause = starts.filter((t) => t > pause.from && t < pause.until);
+    expect(
+      duringPause.map((t) => [t - pause.from, pause.until - t]),
+      'requests started during the pause',
+    ).toEqual([]);
+    // The server's view: within the 2 s after it answered 429, only requests that were already in flight arrived.
+    const inFlightAtPause = recorded.filter((e) => Date.parse(e.startedAt) <= pause.from && e.status !== 429).length;
+    const arrivedInWindow = arrivals.filter((t) => t > limitedAt && t < limitedAt + 2000).length;
+    expect(arrivedInWindow).toBeLessThanOrEqual(inFlightAtPause);
+    expect(recorded.filter((e) => Date.parse(e.startedAt) >= pause.until).length, 'requests sent after the pause').toBeGreaterThan(0);
+    expect(recorded.filter((e) => e.status === 429)).toHaveLength(1);
+    expect(c.sent).toBe(17); // 16 requests, one of them retried once after its 429
+  });
+
+  test('a pause longer than --max-retry-wait makes requests to that origin unavailable instead of waiting', async () => {
+    const url = await server((n, _req, res) => (n === 1 ? res.writeHead(429, { 'retry-after': '120' }).end() : res.end('ok')));
+    const { c } = realClient(url, { concurrency: 2, maxRetryWaitMs: 1000 });
+    await expect(c.send(url, { rules: clientRules('feed') })).rejects.toBeInstanceOf(TargetUnavailableError);
+    await expect(c.send(url)).rejects.toThrow(/Retry-After 120, longer than the 1 s the suite waits/);
+    expect(c.sent).toBe(1);
+  });
+
+  test('each exchange is attributed to the check whose async context sent it', async () => {
+    const url = await server((_n, req, res) => setTimeout(() => res.end(req.url), 5 + Math.floor(Math.random() * 10)));
+    const { c, recorded } = realClient(url, { concurrency: 4 });
+    const seen: Record<string, string[]> = { a: [], b: [], c: [] };
+    await Promise.all(
+      Object.keys(seen).map((name) =>
+        inCheck({ check: name, record: (ex) => seen[name]!.push(new URL(ex.url).searchParams.get('from')!) }, async () => {
+          for (let i = 0; i < 5; i++) await c.send(url, { query: { from: name } });
+        }),
+      ),
+    );
+    for (const [name, froms] of Object.entries(seen)) expect(froms).toEqual(Array(5).fill(name));
+    for (const e of recorded) expect(e.check).toBe(new URL(e.url).searchParams.get('from'));
   });
 });

@@ -4,6 +4,7 @@
  * against a budget, never follows redirects (so a key never leaves the configured origin) and records every
  * exchange with secrets replaced by environment references.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Agent, request as undiciRequest } from 'undici';
 import type { ClientRules, Service } from './spec.js';
 import { Redactor } from './redact.js';
@@ -41,6 +42,11 @@ export interface HttpClientOptions {
   maxRetryWaitMs: number;
   /** After this many consecutive requests to one origin end unavailable or unanswered, stop contacting it. */
   breakerAfter?: number;
+  /**
+   * Most requests in flight per origin at once (default: no bound). A request waits for a free slot, and for any
+   * pause the origin asked for, before it is admitted and counted.
+   */
+  concurrency?: number;
   /** Origins a request may go to (scheme://host:port). Anything else is refused before sending. */
   allowedOrigins: string[];
   redactor: Redactor;
@@ -147,6 +153,40 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
 
 const RECORDED_BODY_CHARS = 16_384;
 
+/**
+ * Wait until the wall clock has advanced by at least `ms`. A timer may fire a millisecond before Date.now() says
+ * the time has come; a Retry-After is waited out in full.
+ */
+export async function sleepAtLeast(ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  for (let left = ms; left > 0; left = end - Date.now()) await new Promise((r) => setTimeout(r, left));
+}
+
+/** The check a request belongs to, carried through its async calls (checks run concurrently). */
+export interface CheckScope {
+  check: string;
+  /** Receives each exchange made on behalf of the check (after the client's own record). */
+  record(exchange: Exchange): void;
+}
+const checkScopes = new AsyncLocalStorage<CheckScope>();
+
+/** Run `f` with every exchange it causes attributed to `scope`. */
+export function inCheck<T>(scope: CheckScope, f: () => Promise<T>): Promise<T> {
+  return checkScopes.run(scope, f);
+}
+
+/** Statuses whose Retry-After asks the client to stop sending to the origin for a while (RFC 9110 10.2.3). */
+const PAUSING_STATUSES = [429, 503];
+
+/** One origin's share of the client: requests in flight, requests waiting for a slot, the pause it asked for. */
+interface OriginGate {
+  inFlight: number;
+  peak: number;
+  waiting: (() => void)[];
+  /** No request may start before this time (epoch ms): a Retry-After the origin sent. */
+  pausedUntil: number;
+  pausedBy?: string;
+}
 export class HttpClient {
   readonly opts: HttpClientOptions;
   private readonly agent: Agent;
@@ -154,8 +194,9 @@ export class HttpClient {
   sent = 0;
   /** Generation requests the target answered 2xx: the calls that cost. */
   billable = 0;
-  /** The check now running; stamped on each exchange. */
-  currentCheck: string | undefined;
+  private readonly gates = new Map<string, OriginGate>();
+  /** Every pause an origin asked for (epoch ms), in the order they were set: the run's record of politeness. */
+  readonly pauses: { origin: string; from: number; until: number; by: string }[] = [];
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   /** Consecutive unavailable/unanswered outcomes per origin, and origins the breaker has given up on. */
@@ -167,7 +208,7 @@ export class HttpClient {
   constructor(opts: HttpClientOptions) {
     this.opts = opts;
     this.agent = new Agent({ connect: { timeout: opts.timeoutMs }, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
-    this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.sleep = opts.sleep ?? sleepAtLeast;
     this.random = opts.random ?? Math.random;
   }
 
@@ -175,17 +216,92 @@ export class HttpClient {
     await this.agent.close();
   }
 
-  /** Throws unless a request may go to this URL now. */
-  private admit(url: URL): void {
-    const origin = url.origin;
+  private refuseForeign(origin: string): void {
     if (!this.opts.allowedOrigins.includes(origin)) {
       throw new OriginRefusedError(
         `refused to send a request to ${origin}: only the configured targets (${this.opts.allowedOrigins.join(', ')}) are contacted`,
       );
     }
+  }
+
+  private gate(origin: string): OriginGate {
+    let g = this.gates.get(origin);
+    if (!g) {
+      g = { inFlight: 0, peak: 0, waiting: [], pausedUntil: 0 };
+      this.gates.set(origin, g);
+    }
+    return g;
+  }
+
+  /** The most requests that were in flight at once to each origin. */
+  peakInFlight(): Record<string, number> {
+    return Object.fromEntries([...this.gates].map(([o, g]) => [o, g.peak]));
+  }
+
+  /**
+   * A response carrying Retry-After on a 429 or 503 pauses every request to its origin, not only the retry of the
+   * request that got it: the whole client waits. A pause longer than --max-retry-wait is not waited out: requests
+   * that would have to wait it end as unavailable.
+   */
+  private notePause(origin: string, status: number | undefined, retryAfter: string | undefined, where: string): void {
+    if (status === undefined || !PAUSING_STATUSES.includes(status)) return;
+    const ms = retryAfterMs(retryAfter);
+    if (ms === undefined || ms <= 0) return;
+    const g = this.gate(origin);
+    const until = Date.now() + ms;
+    if (until > g.pausedUntil) {
+      g.pausedUntil = until;
+      g.pausedBy = `${where} answered ${status} with Retry-After ${retryAfter}`;
+      this.pauses.push({ origin, from: until - ms, until, by: g.pausedBy });
+    }
+  }
+
+  /**
+   * Wait for the origin's pause to pass and for a free slot, then admit the request: the origin is allowed and the
+   * budget has room. The request is counted here, before it is sent, so that concurrent requests never overspend
+   * the budget. `waited`: the end of a pause the caller has already waited out. Returns the function that frees
+   * the slot.
+   */
+  private async acquire(url: URL, waited = 0): Promise<() => void> {
+    const origin = url.origin;
+    this.refuseForeign(origin);
+    const g = this.gate(origin);
+    const limit = this.opts.concurrency ?? Number.POSITIVE_INFINITY;
+    for (;;) {
+      // A retry that has just waited out the pause its own response set does not wait for it twice.
+      const wait = g.pausedUntil <= waited ? 0 : g.pausedUntil - Date.now();
+      if (wait > this.opts.maxRetryWaitMs) {
+        throw new TargetUnavailableError(
+          `target unavailable: ${g.pausedBy ?? origin}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits; no request is sent to ${origin} before then`,
+        );
+      }
+      if (wait > 0) {
+        const until = g.pausedUntil;
+        await this.sleep(wait);
+        // A later response may have extended the pause meanwhile.
+        if (g.pausedUntil > until) continue;
+      }
+      if (g.inFlight < limit) break;
+      await new Promise<void>((resolve) => g.waiting.push(resolve));
+    }
     if (this.sent >= this.opts.budget) {
+      this.wakeNext(g);
       throw new BudgetExhaustedError(`request budget of ${this.opts.budget} spent; raise it with --budget if the target allows`);
     }
+    this.sent++;
+    g.inFlight++;
+    g.peak = Math.max(g.peak, g.inFlight);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      g.inFlight--;
+      this.wakeNext(g);
+    };
+  }
+
+  private wakeNext(g: OriginGate): void {
+    g.waiting.shift()?.();
   }
 
   /**
@@ -193,17 +309,20 @@ export class HttpClient {
    * origin list and the budget, count them, and return a function that records the outcome, redacted and truncated
    * as the client's own exchanges are.
    */
-  external(url: URL, method: string, requestHeaders: Record<string, string>, service?: Service): (outcome: Partial<Exchange>) => void {
-    this.admit(new URL(url.href.replace(/^ws/, 'http')));
-    this.sent++;
+  async external(url: URL, method: string, requestHeaders: Record<string, string>, service?: Service): Promise<(outcome: Partial<Exchange>) => void> {
+    const httpUrl = new URL(url.href.replace(/^ws/, 'http'));
+    const release = await this.acquire(httpUrl);
+    const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
     return (outcome) => {
+      release();
       if (outcome.billable && outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) this.billable++;
       else delete outcome.billable;
-      this.opts.record?.({
+      this.notePause(httpUrl.origin, outcome.status, outcome.responseHeaders?.['retry-after'], `${method} ${red.redact(url.href)}`);
+      this.recordExchange(scope, {
         seq: ++this.seq,
-        check: this.currentCheck,
+        check: scope?.check,
         service,
         method,
         url: red.redact(url.href),
@@ -223,6 +342,11 @@ export class HttpClient {
         ...(outcome.error ? { error: red.redact(outcome.error) } : {}),
       });
     };
+  }
+
+  private recordExchange(scope: CheckScope | undefined, exchange: Exchange): void {
+    this.opts.record?.(exchange);
+    scope?.record(exchange);
   }
 
   buildUrl(base: string, query?: SendOptions['query']): URL {
@@ -262,10 +386,11 @@ export class HttpClient {
     const attempts: Exchange[] = [];
     const rules =
       o.retry === false ? undefined : o.retry === 'rate-limits' && o.rules ? { ...o.rules, retryOn: o.rules.retryOn.filter((r) => r === 429) } : o.rules;
+    let waited = 0;
     for (let attempt = 0; ; attempt++) {
       let res: RawResult;
       try {
-        res = await this.once(url, method, headers, body, attempt, o);
+        res = await this.once(url, method, headers, body, attempt, o, waited);
       } catch (err) {
         // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
         if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
@@ -293,6 +418,7 @@ export class HttpClient {
         );
       }
       await this.sleep(wait);
+      waited = this.gate(url.origin).pausedUntil;
     }
   }
 
@@ -322,14 +448,22 @@ export class HttpClient {
     };
   }
 
-  private async once(url: URL, method: string, headers: Record<string, string>, body: string | undefined, attempt: number, o: SendOptions): Promise<RawResult> {
-    this.admit(url);
-    this.sent++;
+  private async once(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    attempt: number,
+    o: SendOptions,
+    waited = 0,
+  ): Promise<RawResult> {
+    const release = await this.acquire(url, waited);
+    const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
     const exchange: Exchange = {
       seq: ++this.seq,
-      check: this.currentCheck,
+      check: scope?.check,
       service: o.service,
       method,
       url: red.redact(url.href),
@@ -377,6 +511,7 @@ export class HttpClient {
         this.billable++;
         exchange.billable = true;
       }
+      this.notePause(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`);
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);
@@ -387,8 +522,9 @@ export class HttpClient {
       throw e;
     } finally {
       clearTimeout(timer);
+      release();
       exchange.durationMs = Date.now() - started;
-      this.opts.record?.(exchange);
+      this.recordExchange(scope, exchange);
     }
   }
 

@@ -32,7 +32,7 @@ export async function rawGet(url: URL, headers: Record<string, string>, service:
     ...headers,
     connection: 'close',
   };
-  const done = http().external(url, 'GET', requestHeaders, service);
+  const done = await http().external(url, 'GET', requestHeaders, service);
   const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, ...Object.entries(requestHeaders).map(([k, v]) => `${k}: ${v}`)];
   let bytes: Buffer;
   try {
