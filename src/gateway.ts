@@ -267,6 +267,9 @@ export async function openRealtime(o: {
 
 // ---------------------------------------------------------------- official SDKs
 
+/** The platform's fetch, taken before any check swaps the global one: what the recording fetch sends with. */
+const platformFetch = globalThis.fetch;
+
 const GENERATION = /\/chat\/completions$|\/messages$|:generateContent$|\/responses$/;
 
 /**
@@ -274,7 +277,7 @@ const GENERATION = /\/chat\/completions$|\/messages$|:generateContent$|\/respons
  * the budget, every exchange recorded (redacted), generations counted as billable when answered 2xx.
  */
 export function recordingFetch(): typeof fetch {
-  const real = globalThis.fetch;
+  const real = platformFetch;
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
@@ -328,12 +331,11 @@ export async function sdkCall<T>(label: string, f: () => Promise<T>): Promise<T>
 
 /** Run `f` with the global fetch routed through recordingFetch (for SDKs that take no fetch option). */
 export async function withRecordedGlobalFetch<T>(f: () => Promise<T>): Promise<T> {
-  const real = globalThis.fetch;
   globalThis.fetch = recordingFetch();
   try {
     return await f();
   } finally {
-    globalThis.fetch = real;
+    globalThis.fetch = platformFetch;
   }
 }
 

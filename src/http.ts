@@ -92,6 +92,13 @@ export class NoResponseError extends Error {
 /** The target kept answering 429/503 (or asked for a wait beyond the cap). Not a conformance failure. */
 export class TargetUnavailableError extends Error {
   override name = 'TargetUnavailableError';
+  constructor(
+    message: string,
+    /** The status the target kept answering, when it answered at all. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
 }
 /** The run's request budget is spent. Not a conformance failure. */
 export class BudgetExhaustedError extends Error {
@@ -409,12 +416,14 @@ export class HttpClient {
         if (!UNAVAILABLE_STATUSES.includes(res.status) && this.answered.has(url.origin)) return this.response(url, res, attempts);
         throw new TargetUnavailableError(
           `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
+          res.status,
         );
       }
       const wait = this.retryDelay(res.headers['retry-after'], attempt, rules);
       if (wait > this.opts.maxRetryWaitMs) {
         throw new TargetUnavailableError(
           `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} with Retry-After ${res.headers['retry-after']}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits`,
+          res.status,
         );
       }
       await this.sleep(wait);

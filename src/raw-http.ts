@@ -7,8 +7,8 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { http, runContext } from './context.js';
-import { NoResponseError, TransportError } from './http.js';
-import type { Service } from './spec.js';
+import { NoResponseError, TargetUnavailableError, TransportError, sleepAtLeast, statusMatches } from './http.js';
+import { clientRules, type Service } from './spec.js';
 
 export interface RawResponse {
   url: string;
@@ -22,8 +22,28 @@ export interface RawResponse {
 
 const CRLF2 = Buffer.from('\r\n\r\n');
 
-/** Send one GET on its own connection and read until the server closes it (or the run's timeout). */
+/**
+ * Send one GET on its own connection and read until the server closes it (or the run's timeout). A status the
+ * service's client rules retry (a 429 or 503) is retried as the suite's client retries it: Retry-After or backoff,
+ * capped; past the cap the target is unavailable.
+ */
 export async function rawGet(url: URL, headers: Record<string, string>, service: Service): Promise<RawResponse> {
+  const client = http();
+  const rules = clientRules(service);
+  const where = `GET ${client.opts.redactor.redact(url.href)}`;
+  for (let attempt = 0; ; attempt++) {
+    const res = await rawGetOnce(url, headers, service);
+    if (!statusMatches(res.status, rules.retryOn)) return res;
+    if (attempt >= client.opts.maxRetries)
+      throw new TargetUnavailableError(`target unavailable: ${where} answered ${res.status} ${attempt + 1} time(s); gave up after ${attempt} retries`);
+    const wait = client.retryDelay(res.headers['retry-after'], attempt, rules);
+    if (wait > client.opts.maxRetryWaitMs)
+      throw new TargetUnavailableError(`target unavailable: ${where} answered ${res.status} with Retry-After ${res.headers['retry-after']}`);
+    await sleepAtLeast(wait);
+  }
+}
+
+async function rawGetOnce(url: URL, headers: Record<string, string>, service: Service): Promise<RawResponse> {
   const ctx = runContext();
   const requestHeaders: Record<string, string> = {
     host: url.host,

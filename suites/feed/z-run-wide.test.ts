@@ -9,7 +9,8 @@ import { feedGet, firstCursor } from '../../src/feed.js';
 
 const feedExchanges = () => runExchanges('feed');
 
-describe('every response the run saw', () => {
+// One after another: the checks that read every response the run saw must not race the one that sends a request.
+describe.sequential('every response the run saw', () => {
   check(
     {
       id: 'feed-retry-after-on-429-503',

@@ -41,7 +41,9 @@ async function rejectsAs(call: Promise<unknown>, expected: abstract new (...args
 }
 const bogus = () => `sk-conformance-invalid-${randomBytes(8).toString('hex')}`;
 
-describe('vendor A official client (openai)', () => {
+// One official client call at a time: the vendor C client goes through the swapped global fetch, which must not
+// carry another check's requests; and an SDK's own connection reuse is not interleaved with other checks.
+describe.sequential('vendor A official client (openai)', () => {
   check(
     {
       id: 'gw-sdk-openai-list-and-generate',
@@ -88,7 +90,7 @@ describe('vendor A official client (openai)', () => {
   );
 });
 
-describe('vendor B official client (@anthropic-ai/sdk)', () => {
+describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
   check(
     {
       id: 'gw-sdk-anthropic-list-and-generate',
@@ -135,7 +137,7 @@ describe('vendor B official client (@anthropic-ai/sdk)', () => {
   );
 });
 
-describe('vendor C client (@google/genai)', () => {
+describe.sequential('vendor C client (@google/genai)', () => {
   check(
     {
       id: 'gw-sdk-genai-generate',

@@ -22,7 +22,8 @@ import {
 const BURST_MAX_REQUESTS = 60;
 const BURST_MAX_MS = 10_000;
 
-describe('429s', () => {
+// One after another, and alone: the IP-level probe needs a quiet origin, and the per-user check must not meet its burst.
+describe.sequential('429s', () => {
   check(
     {
       id: 'gw-per-user-429',

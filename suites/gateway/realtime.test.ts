@@ -28,7 +28,8 @@ async function shownOpening(t: CheckTools, key: string): Promise<WsOutcome> {
 const noCredential = async () =>
   once('realtime-no-credential', async () => openRealtime({ protocols: [gw().realtimeProtocol, gw().realtimeBetaProtocol], model: await chosenModel() }));
 
-describe('the realtime WebSocket', () => {
+// One handshake at a time: a WebSocket upgrade is never retried, so it is not sent into a burst of other requests.
+describe.sequential('the realtime WebSocket', () => {
   check(
     {
       id: 'gw-realtime-subprotocol-key',
