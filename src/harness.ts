@@ -7,7 +7,7 @@
  *   429/503, or the budget ran out) · error (the suite itself broke).
  * An unknown requirement id throws while the suites are collected, so it fails the build.
  */
-import { test, expect, type TestContext } from 'vitest';
+import { describe, test, expect, type TestContext } from 'vitest';
 import * as allure from 'allure-js-commons';
 import { requirement, strongestLevel, type Level, type Service, type CatalogueEntry } from './spec.js';
 import { runContext } from './context.js';
@@ -228,6 +228,15 @@ async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: Tes
     meta.failingRequests = failing.slice(-5);
     await allure.attachment('reproduce with curl', failing.map((f) => f.curl).join('\n\n'), 'text/plain');
   }
+}
+
+/**
+ * A group of checks that do not depend on each other's order: run concurrently when the run's --concurrency is
+ * above 1 (the HTTP client bounds the requests in flight per origin), one after another at 1. Checks that depend on
+ * order or on a quiet origin go in describe.sequential instead.
+ */
+export function checkGroup(name: string, body: () => void): void {
+  (runContext().concurrency > 1 ? describe.concurrent : describe)(name, body);
 }
 
 /** Fail the check: a requirement is broken (module-level, so TypeScript narrows after it). */

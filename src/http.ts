@@ -190,6 +190,13 @@ interface OriginGate {
   inFlight: number;
   peak: number;
   waiting: (() => void)[];
+  /**
+   * Requests allowed in flight now: the configured concurrency, down to 1 after a 429 or 503 and back up by one with
+   * each answer that is not (a rate-limited origin is not met again with a burst the moment its pause ends).
+   */
+  allowed: number;
+  /** 429s and 503s without Retry-After in a row at this origin: the exponent of the origin's own backoff. */
+  backoffLevel: number;
   /** No request may start before this time (epoch ms): a Retry-After the origin sent. */
   pausedUntil: number;
   pausedBy?: string;
@@ -234,7 +241,7 @@ export class HttpClient {
   private gate(origin: string): OriginGate {
     let g = this.gates.get(origin);
     if (!g) {
-      g = { inFlight: 0, peak: 0, waiting: [], pausedUntil: 0 };
+      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.opts.concurrency ?? Number.POSITIVE_INFINITY, backoffLevel: 0, pausedUntil: 0 };
       this.gates.set(origin, g);
     }
     return g;
@@ -246,20 +253,35 @@ export class HttpClient {
   }
 
   /**
-   * A response carrying Retry-After on a 429 or 503 pauses every request to its origin, not only the retry of the
-   * request that got it: the whole client waits. A pause longer than --max-retry-wait is not waited out: requests
-   * that would have to wait it end as unavailable.
+   * What an answer tells the client about its origin. A 429 or 503 brings the requests allowed in flight down to 1
+   * (any other answer raises them by one, up to --concurrency), and one carrying Retry-After pauses every request
+   * to the origin, not only the retry of the request that got it: the whole client waits. A pause longer than
+   * --max-retry-wait is not waited out: requests that would have to wait it end as unavailable.
    */
-  private notePause(origin: string, status: number | undefined, retryAfter: string | undefined, where: string): void {
-    if (status === undefined || !PAUSING_STATUSES.includes(status)) return;
+  private noteAnswer(origin: string, status: number | undefined, retryAfter: string | undefined, where: string): void {
+    if (status === undefined) return;
+    const g = this.gate(origin);
+    if (!PAUSING_STATUSES.includes(status)) {
+      g.backoffLevel = 0;
+      if (g.allowed < (this.opts.concurrency ?? Number.POSITIVE_INFINITY)) {
+        g.allowed++;
+        this.wakeNext(g);
+      }
+      return;
+    }
+    g.allowed = 1;
     const ms = retryAfterMs(retryAfter);
     if (ms === undefined || ms <= 0) return;
+    this.pause(origin, ms, `${where} answered ${status} with Retry-After ${retryAfter}`);
+  }
+
+  private pause(origin: string, ms: number, by: string): void {
     const g = this.gate(origin);
     const until = Date.now() + ms;
     if (until > g.pausedUntil) {
       g.pausedUntil = until;
-      g.pausedBy = `${where} answered ${status} with Retry-After ${retryAfter}`;
-      this.pauses.push({ origin, from: until - ms, until, by: g.pausedBy });
+      g.pausedBy = by;
+      this.pauses.push({ origin, from: until - ms, until, by });
     }
   }
 
@@ -288,7 +310,7 @@ export class HttpClient {
         // A later response may have extended the pause meanwhile.
         if (g.pausedUntil > until) continue;
       }
-      if (g.inFlight < limit) break;
+      if (g.inFlight < Math.min(limit, g.allowed)) break;
       await new Promise<void>((resolve) => g.waiting.push(resolve));
     }
     if (this.sent >= this.opts.budget) {
@@ -326,7 +348,7 @@ export class HttpClient {
       release();
       if (outcome.billable && outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) this.billable++;
       else delete outcome.billable;
-      this.notePause(httpUrl.origin, outcome.status, outcome.responseHeaders?.['retry-after'], `${method} ${red.redact(url.href)}`);
+      this.noteAnswer(httpUrl.origin, outcome.status, outcome.responseHeaders?.['retry-after'], `${method} ${red.redact(url.href)}`);
       this.recordExchange(scope, {
         seq: ++this.seq,
         check: scope?.check,
@@ -419,15 +441,29 @@ export class HttpClient {
           res.status,
         );
       }
-      const wait = this.retryDelay(res.headers['retry-after'], attempt, rules);
+      let wait = this.retryDelay(res.headers['retry-after'], attempt, rules);
+      // A 429 or 503 without a usable Retry-After: the whole origin backs off, exponentially in the number of such
+      // answers in a row from any request to it, so that concurrent checks do not keep a rate-limited target busy
+      // (and its window full) while this one waits. The request's own retry waits for that pause too.
+      if (PAUSING_STATUSES.includes(res.status) && retryAfterMs(res.headers['retry-after']) === undefined) {
+        const g = this.gate(url.origin);
+        wait = Math.max(wait, this.retryDelay(undefined, g.backoffLevel++, rules));
+        this.pause(
+          url.origin,
+          wait,
+          `${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} without Retry-After (the origin backs off ${wait} ms)`,
+        );
+      }
       if (wait > this.opts.maxRetryWaitMs) {
         throw new TargetUnavailableError(
           `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} with Retry-After ${res.headers['retry-after']}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits`,
           res.status,
         );
       }
+      // The pause this answer set is waited out here; one that others set later (longer) is waited for on admission.
+      const own = this.gate(url.origin).pausedUntil;
       await this.sleep(wait);
-      waited = this.gate(url.origin).pausedUntil;
+      waited = own;
     }
   }
 
@@ -520,7 +556,7 @@ export class HttpClient {
         this.billable++;
         exchange.billable = true;
       }
-      this.notePause(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`);
+      this.noteAnswer(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`);
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);

@@ -4,9 +4,8 @@
  * below share that probe. "Unchanged" is judged the way a cache judges it: a 200 whose ETag matches the one
  * sent says the representation is unchanged, whatever per-request fields (a snapshot's `asOf`) its body carries.
  */
-import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { check, expect, fail, precondition, PreconditionFailed } from '../../src/harness.js';
+import { check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, once, operationProbe, type FeedOperation, type OperationProbe as Probe } from '../../src/feed.js';
 import { ENTITY_TAG, isWeak, sMaxAge, weakMatch } from '../../src/caching.js';
 import { rawGet } from '../../src/raw-http.js';
@@ -74,7 +73,7 @@ function revalidation(op: FeedOperation, p: Probe): Promise<Revalidation> {
   });
 }
 
-describe('conditional requests on every operation', () => {
+checkGroup('conditional requests on every operation', () => {
   for (const op of FEED_OPERATIONS) {
     const name = op.operationId;
     check(
@@ -204,7 +203,7 @@ describe('conditional requests on every operation', () => {
  */
 const FORMS_ON = new Set(['listItems', 'hotTopics', 'selectedChanges']);
 
-describe('If-None-Match is read as HTTP defines it', () => {
+checkGroup('If-None-Match is read as HTTP defines it', () => {
   for (const op of FEED_OPERATIONS.filter((o) => FORMS_ON.has(o.operationId))) {
     const name = op.operationId;
     check(

@@ -1,9 +1,8 @@
 /**
  * content-feed-service.md — Resources > Daily report; Endpoints > /api/v1/dailies, /dailies/latest, /dailies/{date}.
  */
-import { describe } from 'vitest';
 import fc from 'fast-check';
-import { check, expect, precondition } from '../../src/harness.js';
+import { check, expect, precondition, checkGroup } from '../../src/harness.js';
 import { expectProblem, feedGet, inputJson, listOf, needsAccess, once, profile, targetNow } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { weakMatch } from '../../src/caching.js';
@@ -36,7 +35,7 @@ function shanghai(ms: number): { date: string; hour: number } {
 const dailyDate = (res: { body: string; url: string; status: number }) =>
   field(field(inputJson(res, `GET ${res.url}`), profile().daily.root!), profile().daily.date!);
 
-describe('the daily-report archive', () => {
+checkGroup('the daily-report archive', () => {
   check(
     { id: 'feed-dailies-dates', title: 'archive entries are keyed by YYYY-MM-DD calendar dates', requirements: ['feed-dailies-date-format'] },
     async (t) => {
@@ -139,7 +138,7 @@ describe('the daily-report archive', () => {
   );
 });
 
-describe('daily dates the endpoint rejects', () => {
+checkGroup('daily dates the endpoint rejects', () => {
   check(
     { id: 'feed-dailies-date-malformed', title: 'a malformed or impossible date is rejected with 400', requirements: ['feed-dailies-date-invalid'] },
     async (t) => {

@@ -1,8 +1,7 @@
 /**
  * content-feed-service.md — Resources > Hot topic; Endpoints > GET /api/v1/hot-topics.
  */
-import { describe } from 'vitest';
-import { check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
+import { check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { feedGet, inputJson, listOf, once, profile, storyStatus } from '../../src/feed.js';
 import { componentSchema, field } from '../../src/spec.js';
 import { sMaxAge } from '../../src/caching.js';
@@ -38,7 +37,7 @@ function keysDeep(v: unknown, out: string[] = []): string[] {
   return out;
 }
 
-describe('hot topics', () => {
+checkGroup('hot topics', () => {
   check({ id: 'feed-hot-topics-ten-entries', title: 'the hot-topics response has ten entries', requirements: ['feed-hot-topics-ten'] }, async (t) => {
     const { res, entries } = await hotTopics();
     t.cite(res);

@@ -2,9 +2,8 @@
  * content-feed-service.md — Resources > Item; Endpoints > GET /api/v1/items: item fields, the window under each
  * `by` rule, keyset paging, and cursor rejection.
  */
-import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { AssertionViolation, check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
+import { AssertionViolation, check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { componentSchema, formatAjvErrors, validator } from '../../src/spec.js';
 import {
   CLOCK_TOLERANCE_MS,
@@ -30,7 +29,7 @@ import type { HttpResponse } from '../../src/http.js';
 /** A broad listing (mode=all, 100 items), shared by the item-field checks. */
 const broadListing = () => once('items-broad', () => page({ mode: 'all', limit: 100 }));
 
-describe('item fields', () => {
+checkGroup('item fields', () => {
   check({ id: 'feed-items-timestamps', title: 'every item carries publishedAt and discoveredAt', requirements: ['feed-item-timestamps'] }, async (t) => {
     const { res, items } = await broadListing();
     t.cite(res);
@@ -88,7 +87,7 @@ async function windowPages(query: Query): Promise<{ pages: ItemsPage[]; reach: s
   return { pages: broad, reach: `the newest ${seen.length} items only: no narrower query reached the window's tail within ${WINDOW_REQUESTS} requests` };
 }
 
-describe('the window under each timestamp rule', () => {
+checkGroup('the window under each timestamp rule', () => {
   const cases = [
     { window: '24h', by: 'timeline', reqs: ['feed-items-by-timeline'] },
     { window: '7d', by: 'timeline', reqs: ['feed-items-by-timeline', 'feed-items-window-7d'] },
@@ -150,7 +149,7 @@ describe('the window under each timestamp rule', () => {
   }
 });
 
-describe('keyset paging', () => {
+checkGroup('keyset paging', () => {
   check(
     {
       id: 'feed-items-paging-no-duplicates',
@@ -205,7 +204,7 @@ describe('keyset paging', () => {
   );
 });
 
-describe('cursor rejection', () => {
+checkGroup('cursor rejection', () => {
   const expectInvalidCursor = (res: HttpResponse) => {
     needsAccess(res, 'the listing with a cursor');
     const body = expectProblem(res, 400);

@@ -1,8 +1,7 @@
 /**
  * content-feed-service.md — What the service does (GET only, anonymous, JSON bodies); Authentication; Errors.
  */
-import { describe } from 'vitest';
-import { check, expect, jsonBody, precondition, PreconditionFailed } from '../../src/harness.js';
+import { check, expect, jsonBody, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
 
 /** Operations whose path carries an id the feed gave (a story id, an archive date). */
@@ -11,7 +10,7 @@ const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 /** The plain GET of each operation's shared probe: it carries no credential of any kind. */
 const plainGet = async (op: FeedOperation) => ({ res: (await operationProbe(op)).first });
 
-describe('every operation is a GET, open to anyone, answering JSON', () => {
+checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
   for (const op of FEED_OPERATIONS) {
     const name = op.operationId;
     check({ id: `feed-anonymous-${kebab(name)}`, title: `${name} answers without any credential`, requirements: ['feed-anonymous-access'] }, async (t) => {
@@ -61,7 +60,7 @@ describe('every operation is a GET, open to anyone, answering JSON', () => {
   }
 });
 
-describe('problem responses', () => {
+checkGroup('problem responses', () => {
   // One rejected request, two requirements: each is its own check, so a defect in one fails only that one.
   const rejected = () => once('rejected-dailies-limit', () => feedGet('/api/v1/dailies', { query: { limit: 0 } }));
   check({ id: 'feed-400-problem', title: 'a rejected parameter answers 400 as application/problem+json', requirements: ['feed-problem-json'] }, async (t) => {

@@ -4,8 +4,7 @@
  * (and, for an enum, the values next to the allowed ones) are rejected with 400, and omitting it equals sending its default. Nothing here restates a
  * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
  */
-import { describe } from 'vitest';
-import { check, expect, precondition, PreconditionFailed } from '../../src/harness.js';
+import { check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
 import { feedGet, listOf, once, profile } from '../../src/feed.js';
 import {
@@ -53,7 +52,7 @@ for (const o of OPERATIONS) {
   const { path, op } = operation(doc, o.operationId);
   const params = (op.parameters ?? []).filter((p): p is ParameterObject & { 'x-requirement': string } => p.in === 'query' && !!p['x-requirement']);
 
-  describe(`${o.operationId}: parameter rules`, () => {
+  checkGroup(`${o.operationId}: parameter rules`, () => {
     for (const p of params) {
       const s = p.schema;
       const req = p['x-requirement'];
@@ -168,7 +167,7 @@ for (const o of OPERATIONS) {
   });
 }
 
-describe('listItems: category', () => {
+checkGroup('listItems: category', () => {
   check(
     {
       id: 'feed-param-list-items-category-free',

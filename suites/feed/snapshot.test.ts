@@ -2,8 +2,7 @@
  * content-feed-service.md — Resources > Selected-set snapshot page; Endpoints > /api/v1/selected/snapshot and
  * /api/v1/selected/changes: the document's client procedure, end to end.
  */
-import { describe } from 'vitest';
-import { check, expect, fail, precondition } from '../../src/harness.js';
+import { check, expect, fail, precondition, checkGroup } from '../../src/harness.js';
 import { feedGet, idOf, inputJson, listOf, needsAccess, once, profile } from '../../src/feed.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -103,7 +102,7 @@ async function changesAfter(cursor: string, maxPages = 10): Promise<{ res: HttpR
   return { res, changes, cursor: c };
 }
 
-describe('the snapshot procedure', () => {
+checkGroup('the snapshot procedure', () => {
   check(
     {
       id: 'feed-snapshot-pages-no-duplicates',
@@ -243,7 +242,7 @@ describe('the snapshot procedure', () => {
   );
 });
 
-describe('the change feed', () => {
+checkGroup('the change feed', () => {
   check(
     {
       id: 'feed-changes-accepts-snapshot-cursor',

@@ -1,9 +1,8 @@
 /**
  * content-feed-service.md — Resources > Story; Endpoints > GET /api/v1/stories/{publicId}; States and transitions.
  */
-import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { AssertionViolation, check, expect, PreconditionFailed } from '../../src/harness.js';
+import { AssertionViolation, check, expect, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { discoveredStoryIds, feedGet, liveStory, mergedStory, profile, storyPath, storyResponse, storyStatus } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -59,7 +58,7 @@ function referenceLists(root: Root | undefined, where: string): { storyline: unk
   return { storyline: read(p.storyline!, 'same-storyline references'), related: read(p.related!, 'related-story references') };
 }
 
-describe('the story body', () => {
+checkGroup('the story body', () => {
   check(
     { id: 'feed-story-fields', title: 'a story carries its publicId, a coverage timeline and an AI digest', requirements: ['feed-story-body'] },
     async (t) => {
@@ -159,7 +158,7 @@ describe('the story body', () => {
   );
 });
 
-describe('story ids the endpoint does not serve', () => {
+checkGroup('story ids the endpoint does not serve', () => {
   // Only the status is this requirement's: the problem format of every error is checked by the checks citing it.
   check(
     { id: 'feed-story-id-over-128', title: 'a publicId over 128 characters gets a 4xx, never a 5xx', requirements: ['feed-story-id-length'] },
@@ -178,7 +177,7 @@ describe('story ids the endpoint does not serve', () => {
   });
 });
 
-describe('merged stories', () => {
+checkGroup('merged stories', () => {
   check(
     {
       id: 'feed-story-merged-308',

@@ -1,8 +1,7 @@
 /**
  * content-feed-service.md — Versioning: /openapi-v1.json, and every operation under /api/v1.
  */
-import { describe } from 'vitest';
-import { check, expect, jsonBody } from '../../src/harness.js';
+import { check, expect, jsonBody, checkGroup } from '../../src/harness.js';
 import { feedGet, once } from '../../src/feed.js';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { loadOpenApi, type JsonSchema } from '../../src/spec.js';
@@ -45,7 +44,7 @@ const published = () =>
     };
   });
 
-describe('the machine-readable description', () => {
+checkGroup('the machine-readable description', () => {
   check(
     { id: 'feed-openapi-served', title: '/openapi-v1.json is served: OpenAPI 3.1.0, version 2.0.0', requirements: ['feed-openapi-published'] },
     async (t) => {

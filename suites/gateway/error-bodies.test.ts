@@ -2,9 +2,8 @@
  * model-gateway-service.md — Errors > Body shapes, type values, code values: the envelope of each protocol, and
  * redaction (a credential sent never comes back).
  */
-import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { check, expect, precondition } from '../../src/harness.js';
+import { check, expect, precondition, checkGroup } from '../../src/harness.js';
 import type { HttpResponse } from '../../src/http.js';
 import { http, once } from '../../src/context.js';
 import {
@@ -58,7 +57,7 @@ function errorsOf(samples: HttpResponse[]): HttpResponse[] {
   return errors;
 }
 
-describe('error envelopes', () => {
+checkGroup('error envelopes', () => {
   check(
     { id: 'gw-vendor-a-error-shape', title: 'vendor A errors are {error: {message, type, param, code}}', requirements: ['gw-error-shape-vendor-a'] },
     async (t) => {
@@ -109,7 +108,7 @@ describe('error envelopes', () => {
   );
 });
 
-describe('redaction', () => {
+checkGroup('redaction', () => {
   check(
     {
       id: 'gw-canary-key-not-echoed',

@@ -9,8 +9,7 @@
  * key-form requests name an unknown model, so none of them generates; the uncredentialed requests are the run's own
  * small generations without the key, so an open gateway shows itself by generating.
  */
-import { describe } from 'vitest';
-import { check, expect, precondition } from '../../src/harness.js';
+import { check, expect, precondition, checkGroup } from '../../src/harness.js';
 import {
   bearerControl,
   chosenModel,
@@ -45,7 +44,7 @@ async function acceptedControl(op: GatewayOperation, key: string): Promise<{ con
   return { control: await bearerControl(op, key) };
 }
 
-describe('a request without any credential is refused with 401', () => {
+checkGroup('a request without any credential is refused with 401', () => {
   for (const op of operations) {
     check(
       {
@@ -82,7 +81,7 @@ describe('a request without any credential is refused with 401', () => {
   }
 });
 
-describe('each key form is accepted where the table lists it', () => {
+checkGroup('each key form is accepted where the table lists it', () => {
   for (const op of operations) {
     for (const form of op.forms) {
       check(
@@ -121,7 +120,7 @@ describe('each key form is accepted where the table lists it', () => {
   }
 });
 
-describe('?key= does not work on vendor A interfaces', () => {
+checkGroup('?key= does not work on vendor A interfaces', () => {
   for (const op of operations.filter((o) => o.family === 'vendor-a')) {
     check(
       {

@@ -6,8 +6,7 @@
  * control of each refusal is the valid key answered 200 with a data array on the same path. A key that is not
  * configured skips its check, naming the variable.
  */
-import { describe } from 'vitest';
-import { check, expect, precondition, type CheckTools } from '../../src/harness.js';
+import { check, expect, precondition, type CheckTools, checkGroup } from '../../src/harness.js';
 import type { SecretVar } from '../../src/config.js';
 import { gatewayGet, gatewayOperations, judge, requireKey, requireValidKey, typeNames, vendorAFields, verifyApiKey } from '../../src/gateway.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -31,7 +30,7 @@ function expectGatewayError(t: CheckTools, res: HttpResponse, what: string): voi
   expect(type, `error.type of the refusal of ${what} (the gateway's own error)`).toBe(typeNames().gatewayError);
 }
 
-describe('keys that must not pass the authentication check', () => {
+checkGroup('keys that must not pass the authentication check', () => {
   const cases: { v: SecretVar; id: string; title: string; reqs: string[]; statuses: number[] }[] = [
     {
       v: 'GATEWAY_EXPIRED_KEY',

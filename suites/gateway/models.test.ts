@@ -2,13 +2,12 @@
  * model-gateway-service.md — Resources and their fields > Model listing; Endpoints: GET /v1/models is the
  * authentication check.
  */
-import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { check, expect, jsonBody } from '../../src/harness.js';
+import { check, expect, jsonBody, checkGroup } from '../../src/harness.js';
 import { gatewayGet, requireValidKey } from '../../src/gateway.js';
 import { componentSchema, formatAjvErrors, validator } from '../../src/spec.js';
 
-describe('GET /v1/models, the authentication check', () => {
+checkGroup('GET /v1/models, the authentication check', () => {
   check({ id: 'gw-models-valid-key', title: 'a valid key gets 200 with a data array', requirements: ['gw-models-auth-check'] }, async (t) => {
     const key = await requireValidKey(t);
     const res = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` } });

@@ -4,8 +4,7 @@
  * protocol; 16 tokens at most where the protocol takes a cap, and the chat completion without one, as vendor A
  * allows, on a one-word prompt) are the only billable calls of this file.
  */
-import { describe } from 'vitest';
-import { check, expect, jsonBody } from '../../src/harness.js';
+import { check, expect, jsonBody, checkGroup } from '../../src/harness.js';
 import {
   chosenModel,
   FORM_LABEL,
@@ -41,7 +40,7 @@ const GENERATIONS = [
 ];
 const operations = await gatewayOperations();
 
-describe('a small generation per protocol', () => {
+checkGroup('a small generation per protocol', () => {
   for (const g of GENERATIONS) {
     const op = operations.find((o) => o.operationId === g.operationId)!;
     check(
@@ -64,7 +63,7 @@ describe('a small generation per protocol', () => {
   }
 });
 
-describe('requests the gateway must refuse', () => {
+checkGroup('requests the gateway must refuse', () => {
   check(
     {
       id: 'gw-messages-without-max-tokens',

@@ -2,11 +2,10 @@
  * model-gateway-service.md — Endpoints: the Responses-style operation (vendor A). Its path is not shown in the
  * document (the profile names it), and some models do not support it, so this is recorded, not required: a MAY.
  */
-import { describe } from 'vitest';
-import { check } from '../../src/harness.js';
+import { check, checkGroup } from '../../src/harness.js';
 import { bearerControl, gatewayOperations, keyTaken, looseErrorCodes, gw, requireValidKey } from '../../src/gateway.js';
 
-describe('the Responses-style operation', () => {
+checkGroup('the Responses-style operation', () => {
   check(
     {
       id: 'gw-responses-path-present',

@@ -2,8 +2,7 @@
  * model-gateway-service.md — Errors; Limits: checks over every exchange the run made with the gateway, run after
  * all other gateway checks (files run in path order).
  */
-import { describe } from 'vitest';
-import { check } from '../../src/harness.js';
+import { check, checkGroup } from '../../src/harness.js';
 import { runExchanges } from '../../src/context.js';
 import { credentialFragments, shapeFor, expectErrorShape, gatewayCodes, statedLimit, typeNames, vendorAFields } from '../../src/gateway.js';
 import type { Exchange, HttpResponse } from '../../src/http.js';
@@ -23,7 +22,7 @@ const asResponse = (x: Exchange): HttpResponse => ({
   header: (n) => x.responseHeaders?.[n.toLowerCase()],
 });
 
-describe('every response the run saw', () => {
+checkGroup('every response the run saw', () => {
   check(
     {
       id: 'gw-every-429-classified',
