@@ -7,6 +7,7 @@ import { readFileSync, rmSync, existsSync, mkdirSync, writeFileSync } from 'node
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { AllureResultsReporter } from './allure-results.js';
 import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
 import { CONTEXT_VAR, EXCHANGES_FILE, type RunContext } from './context.js';
@@ -279,6 +280,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       {
         root: ROOT,
         config: path.join(ROOT, 'vitest.config.ts'),
+        // The config is imported as the command's own modules are (tsx is loaded), not bundled again on every run.
+        configLoader: 'native',
         project: ['conformance'],
         watch: false,
         passWithNoTests: true,
@@ -287,7 +290,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         sequence: { concurrent: config.concurrency > 1 },
         maxConcurrency: config.concurrency * 2,
         ...(config.shard ? { shard: config.shard } : {}),
-        reporters: [collector, ['allure-vitest/reporter', { resultsDir, reportMatchers: false }], config.verbose ? 'default' : new ProgressReporter(log)],
+        reporters: [collector, new AllureResultsReporter(resultsDir), config.verbose ? 'default' : new ProgressReporter(log)],
       },
       {},
       { stdout: process.stdout, stderr: process.stderr },

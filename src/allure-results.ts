@@ -1,0 +1,66 @@
+/**
+ * The Allure results writer of a run. allure-vitest writes every result and attachment through a temporary file,
+ * fsync and rename: about 450 files per run, each flushed to disk one after another on the main thread. That was
+ * a third of the wall time of a warm run on this project's CI machine (measured with --cpu-prof: open and fsync
+ * were 0.6 s of a 2 s run). The files are written whole with one call each instead; a run that is killed still
+ * leaves every file it finished, which is all a partial report needs.
+ */
+import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
+import path from 'node:path';
+import AllureVitestReporter, { type AllureVitestReporterConfig } from 'allure-vitest/reporter';
+import { FileSystemWriter } from 'allure-js-commons/sdk/reporter';
+import type { Vitest } from 'vitest/node';
+
+type Written = Parameters<FileSystemWriter['writeResult']>[0];
+type Group = Parameters<FileSystemWriter['writeGroup']>[0];
+type Categories = Parameters<FileSystemWriter['writeCategoriesDefinitions']>[0];
+type Globals = Parameters<FileSystemWriter['writeGlobals']>[1];
+
+export class PlainFileWriter extends FileSystemWriter {
+  private readonly dir: string;
+  private made = false;
+
+  constructor(resultsDir: string) {
+    super({ resultsDir });
+    this.dir = resultsDir;
+  }
+
+  private file(name: string): string {
+    if (!this.made) mkdirSync(this.dir, { recursive: true });
+    this.made = true;
+    return path.join(this.dir, name);
+  }
+
+  override writeAttachment(distFileName: string, content: Buffer): void {
+    writeFileSync(this.file(distFileName), content);
+  }
+  override writeAttachmentFromPath(distFileName: string, from: string): void {
+    copyFileSync(from, this.file(distFileName));
+  }
+  override writeCategoriesDefinitions(categories: Categories): void {
+    writeFileSync(this.file('categories.json'), JSON.stringify(categories));
+  }
+  override writeGroup(result: Group): void {
+    writeFileSync(this.file(`${result.uuid}-container.json`), JSON.stringify(result));
+  }
+  override writeResult(result: Written): void {
+    writeFileSync(this.file(`${result.uuid}-result.json`), JSON.stringify(result));
+  }
+  override writeGlobals(distFileName: string, info: Globals): void {
+    writeFileSync(this.file(distFileName), JSON.stringify(info));
+  }
+}
+
+/** allure-vitest's reporter, writing through PlainFileWriter. */
+export class AllureResultsReporter extends AllureVitestReporter {
+  constructor(private readonly resultsDir: string) {
+    super({ resultsDir, reportMatchers: false } satisfies AllureVitestReporterConfig);
+  }
+
+  override onInit(vitest: Vitest): void {
+    super.onInit(vitest);
+    const runtime = (this as unknown as { allureReporterRuntime?: { writer: unknown } }).allureReporterRuntime;
+    if (!runtime) throw new Error('allure-vitest changed: its reporter has no runtime to write through');
+    runtime.writer = new PlainFileWriter(this.resultsDir);
+  }
+}
