@@ -392,3 +392,40 @@ describe('concurrency: at most N requests in flight per origin, and the client r
     for (const e of recorded) expect(e.check).toBe(new URL(e.url).searchParams.get('from'));
   });
 });
+
+describe('concurrency: a rate-limited origin is backed off as a whole', () => {
+  test('a 429 without Retry-After pauses the whole origin, longer with each such answer in a row', async () => {
+    let n = 0;
+    const url = await server((_i, _req, res) => (++n <= 2 ? res.writeHead(429).end() : res.end('ok')));
+    const { c, waits } = client(url, { concurrency: 4 });
+    await c.send(url, { rules: clientRules('gateway') });
+    // Both retries waited (the stub records each wait), and each set a pause of the whole origin as long as it.
+    expect(c.pauses.map((p) => p.until - p.from)).toEqual(waits);
+    expect(waits).toHaveLength(2);
+    expect(waits[1]!).toBeGreaterThan(waits[0]!);
+    expect(c.pauses.every((p) => /without Retry-After/.test(p.by))).toBe(true);
+  });
+
+  test('after a 429 one request at a time is in flight, and the origin is ramped back up by one per answer', async () => {
+    let inFlight = 0;
+    const seen: number[] = [];
+    let n = 0;
+    const url = await server((_i, _req, res) => {
+      inFlight++;
+      seen.push(inFlight);
+      const status = ++n === 1 ? 429 : 200;
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(status, status === 429 ? { 'retry-after': '0' } : {}).end('x');
+      }, 15);
+    });
+    const { c } = client(url, { concurrency: 3, sleep: undefined });
+    // The first request alone gets the 429 (retry: false, it is the answer); then eight requests at once.
+    expect((await c.send(url, { retry: false })).status).toBe(429);
+    await Promise.all(Array.from({ length: 8 }, () => c.send(url)));
+    // In flight at each arrival: 1 right after the 429, then at most 2, then 3 (never above --concurrency).
+    expect(seen.slice(1, 2)).toEqual([1]);
+    expect(Math.max(...seen)).toBe(3);
+    expect(seen.indexOf(3)).toBeGreaterThan(seen.indexOf(2));
+  });
+});
