@@ -1,19 +1,17 @@
 import { defineConfig } from 'vitest/config';
-import { PathOrderSequencer } from './src/sequencer.js';
 
 export default defineConfig({
   test: {
-    // Files in path order: each service's run-wide checks (z-run-wide.test.ts) come after its other checks.
-    sequence: { shuffle: false, sequencer: PathOrderSequencer },
     projects: [
       {
-        // The conformance suites: run only through `npm run conformance`, which sets the target.
-        // One worker, files in sequence, shared modules: one HTTP client counts every request of the run. With
-        // --concurrency above 1 the command runs the checks within a file concurrently (sequence.concurrent, a
-        // root-level setting it passes itself); a file's order-dependent checks are in describe.sequential blocks.
+        // The conformance suites: run only through `npm run conformance`, which sets the target. One worker, one
+        // test file (suites/all.conformance.ts) that loads every suite module: one HTTP client counts every request
+        // of the run. With --concurrency above 1 the command runs the checks concurrently (sequence.concurrent, a
+        // root-level setting it passes itself); order-dependent checks are in describe.sequential blocks.
         test: {
           name: 'conformance',
-          include: ['suites/**/*.test.ts'],
+          // One test file loads every suite module (suites/<service>/*.test.ts), each service as a group of its own.
+          include: ['suites/all.conformance.ts'],
           setupFiles: ['allure-vitest/setup'],
           isolate: false,
           fileParallelism: false,

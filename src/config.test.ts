@@ -27,6 +27,16 @@ describe('configuration', () => {
     expect(c.timeoutMs).toBe(3000);
   });
 
+  test('--concurrency: default 4, from the flag, CONFORMANCE_CONCURRENCY or the file, 1..64; a bad value names its source', () => {
+    expect(cfg([]).concurrency).toBe(4);
+    expect(cfg(['--concurrency', '1']).concurrency).toBe(1);
+    expect(cfg([], { CONFORMANCE_CONCURRENCY: '6' }).concurrency).toBe(6);
+    expect(cfg(['--concurrency', '2'], { CONFORMANCE_CONCURRENCY: '6' }).concurrency).toBe(2);
+    expect(() => cfg(['--concurrency', '0'])).toThrow(/--concurrency must be a whole number from 1 to 64, got "0"/);
+    expect(() => cfg([], { CONFORMANCE_CONCURRENCY: 'many' })).toThrow(/CONFORMANCE_CONCURRENCY must be a whole number/);
+    expect(() => cfg([], { CONFORMANCE_CONCURRENCY: '' })).toThrow(/CONFORMANCE_CONCURRENCY must be a whole number/);
+  });
+
   test('a service without a URL is skipped when another URL is given', () => {
     const c = cfg(['--gateway-url', 'https://gw.invalid']);
     expect(c.embedded).toBe(false);

@@ -40,6 +40,8 @@ declare module 'vitest' {
     observations?: Record<string, string>;
     requests?: number;
     failingRequests?: FailingRequest[];
+    /** The suite module that defines the check (all checks run in one test file, suites/all.conformance.ts). */
+    file?: string;
   }
 }
 
@@ -131,10 +133,11 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
   const level = strongestLevel(reqs.map((r) => r.level));
   const ctx = runContext();
   if (!ctx.services.includes(service) || !matchesGrep(spec, ctx.grep)) return;
+  const file = definingModule();
   const budgetForRetries = (ctx.maxRetries + 1) * (ctx.timeoutMs + ctx.maxRetryWaitMs);
   const timeout = spec.timeoutMs ?? Math.max(60_000, budgetForRetries * 2);
 
-  test(spec.title, { meta: { check: spec.id, requirements: spec.requirements, level, service }, timeout }, async (tc: TestContext) => {
+  test(spec.title, { meta: { check: spec.id, requirements: spec.requirements, level, service, file }, timeout }, async (tc: TestContext) => {
     const meta = tc.task.meta;
     const exchanges: Exchange[] = [];
     await labelForReport(spec, reqs, level, service);
@@ -228,6 +231,19 @@ async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: Tes
     meta.failingRequests = failing.slice(-5);
     await allure.attachment('reproduce with curl', failing.map((f) => f.curl).join('\n\n'), 'text/plain');
   }
+}
+
+/** The suites/<service>/<name>.test.ts module whose code is calling check() now, from the call stack. */
+function definingModule(): string | undefined {
+  return /suites[/\\][a-z]+[/\\][^/\\:]+\.test\.ts/.exec(new Error().stack ?? '')?.[0]?.replace(/\\/g, '/');
+}
+
+/**
+ * All the checks of one service (suites/all.conformance.ts): the two services' groups run side by side when the
+ * run's --concurrency is above 1 (they are different origins), one after the other at 1.
+ */
+export function serviceGroup(service: Service, load: () => Promise<void>): void {
+  (runContext().concurrency > 1 ? describe.concurrent : describe)(service, load);
 }
 
 /**

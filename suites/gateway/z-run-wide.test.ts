@@ -2,7 +2,8 @@
  * model-gateway-service.md — Errors; Limits: checks over every exchange the run made with the gateway, run after
  * all other gateway checks (files run in path order).
  */
-import { check, checkGroup } from '../../src/harness.js';
+import { describe } from 'vitest';
+import { check } from '../../src/harness.js';
 import { runExchanges } from '../../src/context.js';
 import { credentialFragments, shapeFor, expectErrorShape, gatewayCodes, statedLimit, typeNames, vendorAFields } from '../../src/gateway.js';
 import type { Exchange, HttpResponse } from '../../src/http.js';
@@ -22,7 +23,8 @@ const asResponse = (x: Exchange): HttpResponse => ({
   header: (n) => x.responseHeaders?.[n.toLowerCase()],
 });
 
-checkGroup('every response the run saw', () => {
+// After every other gateway check, one at a time: these read every response the run saw.
+describe.sequential('every response the run saw', () => {
   check(
     {
       id: 'gw-every-429-classified',

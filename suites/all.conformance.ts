@@ -1,0 +1,37 @@
+/**
+ * The one test file of a conformance run. Each service's checks are a group of their own, loaded from the
+ * `suites/<service>/*.test.ts` modules in path order. With --concurrency above 1 the two groups run side by side
+ * (they are different origins), and within a group every check runs concurrently except those in
+ * describe.sequential blocks: such a block runs one check at a time, after the checks before it in path order have
+ * ended and before those after it start (each service's run-wide checks, in z-run-wide.test.ts, come last). At
+ * --concurrency 1 everything runs one check after another, in path order.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'vitest';
+import { serviceGroup } from '../src/harness.js';
+import { runContext } from '../src/context.js';
+import { SERVICES } from '../src/spec.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+for (const service of SERVICES) {
+  if (!runContext().services.includes(service)) continue;
+  serviceGroup(service, async () => {
+    const modules = readdirSync(path.join(here, service))
+      .filter((f) => f.endsWith('.test.ts'))
+      .sort();
+    for (const m of modules) {
+      try {
+        await import(`./${service}/${m}`);
+      } catch (e) {
+        // A module that cannot be loaded is a harness error of its own; the other modules still run.
+        const error = e as Error;
+        test(`suites/${service}/${m} could not be loaded`, () => {
+          throw new Error(`suites/${service}/${m} could not be loaded: ${error.message}`);
+        });
+      }
+    }
+  });
+}
