@@ -8,7 +8,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'vitest';
 import { serviceGroup } from '../src/harness.js';
 import { runContext } from '../src/context.js';
@@ -24,7 +24,7 @@ for (const service of SERVICES) {
       .sort();
     for (const m of modules) {
       try {
-        await import(`./${service}/${m}`);
+        await import(/* @vite-ignore */ pathToFileURL(path.join(here, service, m)).href);
       } catch (e) {
         // A module that cannot be loaded is a harness error of its own; the other modules still run.
         const error = e as Error;
