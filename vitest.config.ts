@@ -19,6 +19,10 @@ export default defineConfig({
           pool: 'forks',
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          // Every check may start at once when checks run concurrently: the HTTP client, not vitest, bounds the
+          // requests in flight per origin (--concurrency), so a check waiting for a shared probe, a Retry-After or
+          // an official client's module never holds back a check that could send now.
+          maxConcurrency: 1000,
         },
       },
       {

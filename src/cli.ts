@@ -291,10 +291,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         project: ['conformance'],
         watch: false,
         passWithNoTests: true,
-        // --concurrency: the checks of a file run concurrently (the HTTP client bounds requests in flight per origin);
-        // more checks than request slots, so that a check waiting out a Retry-After does not idle the rest.
+        // --concurrency: the checks run concurrently (the HTTP client bounds requests in flight per origin).
         sequence: { concurrent: config.concurrency > 1 },
-        maxConcurrency: config.concurrency * 2 * Math.max(1, config.services.length),
         reporters: [collector, new AllureResultsReporter(resultsDir), config.verbose ? 'default' : new ProgressReporter(log)],
       },
       {},

@@ -67,9 +67,11 @@ checkGroup('the daily-report archive', () => {
       precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive');
       if (days.length < dates.length)
         t.observe('archive entries not requested', `${dates.length - days.length} (not YYYY-MM-DD: feed-dailies-dates judges them)`);
-      // Every date of the default archive page (30 at most by the document's default).
-      for (const d of days) {
-        const r = await once(`daily:${String(d)}`, () => feedGet(`/api/v1/dailies/${String(d)}`));
+      // Every date of the default archive page (30 at most by the document's default), asked for together (the
+      // client bounds the requests in flight) and judged in archive order.
+      const answers = await Promise.all(days.map((d) => once(`daily:${String(d)}`, () => feedGet(`/api/v1/dailies/${String(d)}`))));
+      for (const [i, d] of days.entries()) {
+        const r = answers[i]!;
         t.cite(r);
         needsAccess(r, `GET /api/v1/dailies/${d}`);
         expect(r.status, `GET /api/v1/dailies/${String(d)}`).toBe(200);
