@@ -429,3 +429,23 @@ describe('concurrency: a rate-limited origin is backed off as a whole', () => {
     expect(seen.indexOf(3)).toBeGreaterThan(seen.indexOf(2));
   });
 });
+
+describe('concurrency: retries go first, and nothing waits for ever', () => {
+  test('several requests answered 429 at once are each retried, before requests not sent yet, and every request ends', async () => {
+    const order: string[] = [];
+    let n = 0;
+    const url = await server((_i, req, res) => {
+      const id = new URL(req.url!, 'http://x').searchParams.get('id')!;
+      const limited = ++n <= 3;
+      order.push(`${id}${limited ? ':429' : ''}`);
+      setTimeout(() => (limited ? res.writeHead(429, { 'retry-after': '1' }).end() : res.end('ok')), 10);
+    });
+    const { c } = client(url, { concurrency: 3, sleep: undefined });
+    const results = await Promise.all(Array.from({ length: 9 }, (_, i) => c.send(url, { query: { id: i }, rules: clientRules('feed') })));
+    expect(results.map((r) => r.status)).toEqual(Array(9).fill(200));
+    // The three refused requests are the first three sent again after the pause, before any other request.
+    const refused = order.slice(0, 3).map((o) => o.replace(':429', ''));
+    expect(order.slice(3, 6).sort()).toEqual([...refused].sort());
+    expect(c.sent).toBe(12);
+  });
+});

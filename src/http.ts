@@ -195,6 +195,8 @@ interface OriginGate {
    * each answer that is not (a rate-limited origin is not met again with a burst the moment its pause ends).
    */
   allowed: number;
+  /** Retries waiting to be sent: they go before requests not sent yet. */
+  retriesPending: number;
   /** 429s and 503s without Retry-After in a row at this origin: the exponent of the origin's own backoff. */
   backoffLevel: number;
   /** No request may start before this time (epoch ms): a Retry-After the origin sent. */
@@ -241,7 +243,7 @@ export class HttpClient {
   private gate(origin: string): OriginGate {
     let g = this.gates.get(origin);
     if (!g) {
-      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.opts.concurrency ?? Number.POSITIVE_INFINITY, backoffLevel: 0, pausedUntil: 0 };
+      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.opts.concurrency ?? Number.POSITIVE_INFINITY, backoffLevel: 0, retriesPending: 0, pausedUntil: 0 };
       this.gates.set(origin, g);
     }
     return g;
@@ -291,10 +293,38 @@ export class HttpClient {
    * the budget. `waited`: the end of a pause the caller has already waited out. Returns the function that frees
    * the slot.
    */
-  private async acquire(url: URL, waited = 0): Promise<() => void> {
+  private async acquire(url: URL, waited = 0, retry = false): Promise<() => void> {
     const origin = url.origin;
-    this.refuseForeign(origin);
     const g = this.gate(origin);
+    try {
+      this.refuseForeign(origin);
+      await this.slot(g, origin, waited, retry);
+    } finally {
+      if (retry && --g.retriesPending === 0) this.wakeNext(g);
+    }
+    // The slot is taken (slot() counted it in flight); the budget is checked and the request counted at once.
+    if (this.sent >= this.opts.budget) {
+      g.inFlight--;
+      this.wakeNext(g);
+      throw new BudgetExhaustedError(`request budget of ${this.opts.budget} spent; raise it with --budget if the target allows`);
+    }
+    this.sent++;
+    g.peak = Math.max(g.peak, g.inFlight);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      g.inFlight--;
+      this.wakeNext(g);
+    };
+  }
+
+  /**
+   * Wait until the origin's pause has passed and a slot is free, and take it. A retry (of a request the origin answered 429/503,
+   * say) goes before requests not sent yet: when a pause ends, the request that was refused is the first to go, not
+   * the last of a crowd that meets the limit again.
+   */
+  private async slot(g: OriginGate, origin: string, waited: number, retry: boolean): Promise<void> {
     const limit = this.opts.concurrency ?? Number.POSITIVE_INFINITY;
     for (;;) {
       // A retry that has just waited out the pause its own response set does not wait for it twice.
@@ -310,27 +340,18 @@ export class HttpClient {
         // A later response may have extended the pause meanwhile.
         if (g.pausedUntil > until) continue;
       }
-      if (g.inFlight < Math.min(limit, g.allowed)) break;
+      if (g.inFlight < Math.min(limit, g.allowed) && (retry || g.retriesPending === 0)) {
+        // Taken in the same turn as the test above: no other request can take it in between.
+        g.inFlight++;
+        return;
+      }
       await new Promise<void>((resolve) => g.waiting.push(resolve));
     }
-    if (this.sent >= this.opts.budget) {
-      this.wakeNext(g);
-      throw new BudgetExhaustedError(`request budget of ${this.opts.budget} spent; raise it with --budget if the target allows`);
-    }
-    this.sent++;
-    g.inFlight++;
-    g.peak = Math.max(g.peak, g.inFlight);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      g.inFlight--;
-      this.wakeNext(g);
-    };
   }
 
+  /** A slot may be free: every waiting request looks again (in the order they came), and those that cannot go wait on. */
   private wakeNext(g: OriginGate): void {
-    g.waiting.shift()?.();
+    for (const wake of g.waiting.splice(0)) wake();
   }
 
   /**
@@ -419,11 +440,12 @@ export class HttpClient {
     for (let attempt = 0; ; attempt++) {
       let res: RawResult;
       try {
-        res = await this.once(url, method, headers, body, attempt, o, waited);
+        res = await this.once(url, method, headers, body, attempt, o, waited, attempt > 0);
       } catch (err) {
         // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
         if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
         attempts.push(err.exchange);
+        this.gate(url.origin).retriesPending++;
         await this.sleep(this.retryDelay(undefined, attempt, rules));
         continue;
       }
@@ -462,6 +484,7 @@ export class HttpClient {
       }
       // The pause this answer set is waited out here; one that others set later (longer) is waited for on admission.
       const own = this.gate(url.origin).pausedUntil;
+      this.gate(url.origin).retriesPending++;
       await this.sleep(wait);
       waited = own;
     }
@@ -501,8 +524,9 @@ export class HttpClient {
     attempt: number,
     o: SendOptions,
     waited = 0,
+    retry = false,
   ): Promise<RawResult> {
-    const release = await this.acquire(url, waited);
+    const release = await this.acquire(url, waited, retry);
     const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
