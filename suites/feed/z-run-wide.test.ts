@@ -11,7 +11,7 @@ const feedExchanges = () => runExchanges('feed');
 
 // One after another: the checks that read every response the run saw must not race the one that sends a request.
 /** The least age of the cursor the run reuses (a check that finished quickly waits for it). */
-const CURSOR_REUSE_AGE_MS = 3000;
+const CURSOR_REUSE_AGE_MS = 2000;
 
 describe.sequential('every response the run saw', () => {
   check(
