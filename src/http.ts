@@ -302,7 +302,14 @@ export class HttpClient {
     } finally {
       if (retry && --g.retriesPending === 0) this.wakeNext(g);
     }
-    // The slot is taken (slot() counted it in flight); the budget is checked and the request counted at once.
+    // The slot is taken (slot() counted it in flight). A request that waited for it while the breaker gave up on the
+    // origin is not sent; the budget is checked and the request counted at once.
+    const given = this.tripped.get(origin);
+    if (given) {
+      g.inFlight--;
+      this.wakeNext(g);
+      throw new TargetUnavailableError(`target unavailable: ${origin} is no longer contacted in this run (${given})`);
+    }
     if (this.sent >= this.opts.budget) {
       g.inFlight--;
       this.wakeNext(g);
