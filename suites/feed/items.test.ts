@@ -283,3 +283,31 @@ checkGroup('cursor rejection', () => {
     },
   );
 });
+
+/** The least age of the cursor reused below: one reused a moment after it was issued says nothing about a timer. */
+const CURSOR_REUSE_AGE_MS = 1500;
+
+checkGroup('cursor lifetime', () => {
+  check(
+    {
+      id: 'feed-items-cursor-still-valid',
+      title: 'a cursor taken earlier in the run is still accepted: it does not expire on a timer',
+      requirements: ['feed-items-cursor-no-timer'],
+    },
+    async (t) => {
+      // Whether the listing answers 200 at all, and gives a cursor, is other checks' requirement.
+      const first = await firstCursor().catch((e: unknown) => {
+        if (e instanceof AssertionViolation) throw new PreconditionFailed(`setup error (precondition): ${e.message} (reported by the items checks)`);
+        throw e;
+      });
+      const { cursor, at, res } = first;
+      t.cite(res);
+      // Reused at least CURSOR_REUSE_AGE_MS after it was issued; the other checks run meanwhile.
+      const young = CURSOR_REUSE_AGE_MS - (Date.now() - at);
+      if (young > 0) await new Promise((r) => setTimeout(r, young));
+      const again = await feedGet('/api/v1/items', { query: { limit: 5, cursor } });
+      t.observe('cursor age when reused', `${((Date.now() - at) / 1000).toFixed(1)} s`);
+      expect(again.status, 'the same query with a cursor from earlier in the run').toBe(200);
+    },
+  );
+});

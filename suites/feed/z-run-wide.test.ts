@@ -1,18 +1,14 @@
 /**
  * content-feed-service.md — Errors; Endpoints: checks over every exchange the run made with the feed, run after
- * all other feed checks (files run in path order).
+ * all other feed checks (suites/all.conformance.ts loads this module last).
  */
 import { describe } from 'vitest';
-import { AssertionViolation, check, expect, PreconditionFailed } from '../../src/harness.js';
+import { check } from '../../src/harness.js';
 import { runExchanges } from '../../src/context.js';
-import { feedGet, firstCursor } from '../../src/feed.js';
 
 const feedExchanges = () => runExchanges('feed');
 
-// One after another: the checks that read every response the run saw must not race the one that sends a request.
-/** The least age of the cursor the run reuses (a check that finished quickly waits for it). */
-const CURSOR_REUSE_AGE_MS = 2000;
-
+// After every other feed check: these read every response the run saw.
 describe.sequential('every response the run saw', () => {
   check(
     {
@@ -73,29 +69,6 @@ describe.sequential('every response the run saw', () => {
             .map((x) => `${x.method} ${x.url} (${x.status})`)
             .join('; ')}`,
         );
-    },
-  );
-
-  check(
-    {
-      id: 'feed-items-cursor-still-valid',
-      title: 'a cursor taken earlier in the run is still accepted: it does not expire on a timer',
-      requirements: ['feed-items-cursor-no-timer'],
-    },
-    async (t) => {
-      // Whether the listing answers 200 at all, and gives a cursor, is other checks' requirement.
-      const first = await firstCursor().catch((e: unknown) => {
-        if (e instanceof AssertionViolation) throw new PreconditionFailed(`setup error (precondition): ${e.message} (reported by the items checks)`);
-        throw e;
-      });
-      const { cursor, at, res } = first;
-      t.cite(res);
-      // A cursor reused a moment after it was issued says nothing about a timer: reuse it at least this old.
-      const young = CURSOR_REUSE_AGE_MS - (Date.now() - at);
-      if (young > 0) await new Promise((r) => setTimeout(r, young));
-      const again = await feedGet('/api/v1/items', { query: { limit: 5, cursor } });
-      t.observe('cursor age when reused', `${((Date.now() - at) / 1000).toFixed(1)} s`);
-      expect(again.status, 'the same query with a cursor from earlier in the run').toBe(200);
     },
   );
 });
