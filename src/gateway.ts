@@ -277,7 +277,6 @@ const GENERATION = /\/chat\/completions$|\/messages$|:generateContent$|\/respons
  * the budget, every exchange recorded (redacted), generations counted as billable when answered 2xx.
  */
 export function recordingFetch(): typeof fetch {
-  const real = platformFetch;
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
@@ -291,7 +290,7 @@ export function recordingFetch(): typeof fetch {
       let res: Response;
       try {
         // Never follow a redirect: a key must not leave the configured origin (the client refuses it, so must this).
-        res = await real(input, { ...init, redirect: 'manual' });
+        res = await platformFetch(input, { ...init, redirect: 'manual' });
       } catch (e) {
         record({ error: (e as Error).message, attempt });
         throw e;

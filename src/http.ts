@@ -240,10 +240,15 @@ export class HttpClient {
     }
   }
 
+  /** The configured bound of requests in flight per origin. */
+  private get limit(): number {
+    return this.opts.concurrency ?? Number.POSITIVE_INFINITY;
+  }
+
   private gate(origin: string): OriginGate {
     let g = this.gates.get(origin);
     if (!g) {
-      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.opts.concurrency ?? Number.POSITIVE_INFINITY, backoffLevel: 0, retriesPending: 0, pausedUntil: 0 };
+      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.limit, backoffLevel: 0, retriesPending: 0, pausedUntil: 0 };
       this.gates.set(origin, g);
     }
     return g;
@@ -265,7 +270,7 @@ export class HttpClient {
     const g = this.gate(origin);
     if (!PAUSING_STATUSES.includes(status)) {
       g.backoffLevel = 0;
-      if (g.allowed < (this.opts.concurrency ?? Number.POSITIVE_INFINITY)) {
+      if (g.allowed < this.limit) {
         g.allowed++;
         this.wakeNext(g);
       }
@@ -304,26 +309,25 @@ export class HttpClient {
     }
     // The slot is taken (slot() counted it in flight). A request that waited for it while the breaker gave up on the
     // origin is not sent; the budget is checked and the request counted at once.
-    const given = this.tripped.get(origin);
-    if (given) {
-      g.inFlight--;
-      this.wakeNext(g);
-      throw new TargetUnavailableError(`target unavailable: ${origin} is no longer contacted in this run (${given})`);
-    }
-    if (this.sent >= this.opts.budget) {
-      g.inFlight--;
-      this.wakeNext(g);
-      throw new BudgetExhaustedError(`request budget of ${this.opts.budget} spent; raise it with --budget if the target allows`);
-    }
-    this.sent++;
-    g.peak = Math.max(g.peak, g.inFlight);
     let released = false;
-    return () => {
+    const release = () => {
       if (released) return;
       released = true;
       g.inFlight--;
       this.wakeNext(g);
     };
+    const given = this.tripped.get(origin);
+    if (given) {
+      release();
+      throw new TargetUnavailableError(`target unavailable: ${origin} is no longer contacted in this run (${given})`);
+    }
+    if (this.sent >= this.opts.budget) {
+      release();
+      throw new BudgetExhaustedError(`request budget of ${this.opts.budget} spent; raise it with --budget if the target allows`);
+    }
+    this.sent++;
+    g.peak = Math.max(g.peak, g.inFlight);
+    return release;
   }
 
   /**
@@ -332,7 +336,6 @@ export class HttpClient {
    * the last of a crowd that meets the limit again.
    */
   private async slot(g: OriginGate, origin: string, waited: number, retry: boolean): Promise<void> {
-    const limit = this.opts.concurrency ?? Number.POSITIVE_INFINITY;
     for (;;) {
       // A retry that has just waited out the pause its own response set does not wait for it twice.
       const wait = g.pausedUntil <= waited ? 0 : g.pausedUntil - Date.now();
@@ -347,7 +350,8 @@ export class HttpClient {
         // A later response may have extended the pause meanwhile.
         if (g.pausedUntil > until) continue;
       }
-      if (g.inFlight < Math.min(limit, g.allowed) && (retry || g.retriesPending === 0)) {
+      // g.allowed never exceeds the configured bound (noteAnswer raises it up to that).
+      if (g.inFlight < g.allowed && (retry || g.retriesPending === 0)) {
         // Taken in the same turn as the test above: no other request can take it in between.
         g.inFlight++;
         return;
@@ -447,7 +451,7 @@ export class HttpClient {
     for (let attempt = 0; ; attempt++) {
       let res: RawResult;
       try {
-        res = await this.once(url, method, headers, body, attempt, o, waited, attempt > 0);
+        res = await this.once(url, method, headers, body, attempt, o, waited);
       } catch (err) {
         // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
         if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
@@ -531,9 +535,9 @@ export class HttpClient {
     attempt: number,
     o: SendOptions,
     waited = 0,
-    retry = false,
   ): Promise<RawResult> {
-    const release = await this.acquire(url, waited, retry);
+    // Every attempt after the first is a retry: it goes before requests not sent yet.
+    const release = await this.acquire(url, waited, attempt > 0);
     const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
