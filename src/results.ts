@@ -160,6 +160,7 @@ export interface Summary {
 export class ResultCollector implements Reporter {
   readonly results: CheckResult[] = [];
   readonly harnessErrors: string[] = [];
+  private readonly testIds = new Map<CheckResult, string>();
 
   onTestCaseResult(tc: TestCase): void {
     const meta = tc.meta();
@@ -170,7 +171,7 @@ export class ResultCollector implements Reporter {
     if (r.state === 'failed' && (verdict === 'passed' || verdict === 'warning' || verdict === 'skipped')) verdict = 'error';
     const err = r.state === 'failed' ? r.errors?.[0] : undefined;
     const message = meta.reason ?? err?.message ?? (r.state === 'skipped' ? r.note : undefined);
-    this.results.push({
+    const result: CheckResult = {
       id: meta.check ?? tc.name,
       title: tc.name,
       service: meta.service,
@@ -183,15 +184,23 @@ export class ResultCollector implements Reporter {
       durationMs: Math.round(tc.diagnostic()?.duration ?? 0),
       file: meta.file ?? tc.module.relativeModuleId,
       failingRequests: meta.failingRequests,
-    });
+    };
+    this.results.push(result);
+    this.testIds.set(result, tc.id);
   }
 
   onTestModuleEnd(mod: TestModule): void {
     for (const e of mod.errors()) this.harnessErrors.push(`${mod.relativeModuleId}: ${e.message}`);
   }
 
-  onTestRunEnd(_modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<{ message?: string }>): void {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<{ message?: string }>): void {
     for (const e of unhandled) this.harnessErrors.push(`unhandled: ${e.message ?? String(e)}`);
+    // Checks end in any order when they run concurrently; the reports list them in the order they are declared,
+    // so two runs of the same suite read the same.
+    const order = new Map<string, number>();
+    for (const m of modules) for (const t of m.children.allTests()) order.set(t.id, order.size);
+    const at = (r: CheckResult) => order.get(this.testIds.get(r) ?? '') ?? Number.MAX_SAFE_INTEGER;
+    this.results.sort((a, b) => at(a) - at(b));
   }
 }
 
