@@ -176,6 +176,18 @@ describe('a consistent wrong status is an answer, not an outage', () => {
     await expect(c.send(`${url}/?bad=1`, { rules: clientRules('gateway') })).rejects.toBeInstanceOf(TargetUnavailableError);
   });
 
+  test('the breaker gives up on an origin once, with the reason of the requests that tripped it, also under concurrency', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(503).end());
+    const { c } = client(url, { maxRetries: 0, breakerAfter: 3, concurrency: 2 });
+    const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => c.send(`${url}/?n=${i}`, { rules: clientRules('feed') })));
+    const reasons = results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'served'));
+    const given = reasons.filter((m) => /no longer contacted/.test(m));
+    expect(given.length, reasons.join('\n')).toBeGreaterThan(0);
+    // One reason, not a reason nested in the reasons of requests that were never sent.
+    for (const m of given) expect(m.match(/no longer contacted/g)?.length, m).toBe(1);
+    expect(new Set(given).size, given.join('\n')).toBe(1);
+  });
+
   test('a 500 from a target that has answered nothing else is still "target unavailable"', async () => {
     const url = await server((_n, _q, res) => res.writeHead(500).end());
     const { c } = client(url, { maxRetries: 1 });

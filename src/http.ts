@@ -425,7 +425,10 @@ export class HttpClient {
       this.streak.set(url.origin, 0);
       return res;
     } catch (err) {
-      // A target that keeps refusing (429/503), not answering, or breaking connections is unavailable alike.
+      // A target that keeps refusing (429/503), not answering, or breaking connections is unavailable alike. A
+      // request the breaker stopped before it was sent (it waited for a slot while the breaker tripped) says nothing
+      // new about the target: it neither counts nor replaces the reason the breaker gave.
+      if (this.tripped.has(url.origin)) throw err;
       if (err instanceof TargetUnavailableError || err instanceof NoResponseError || err instanceof TransportError) {
         const n = (this.streak.get(url.origin) ?? 0) + 1;
         this.streak.set(url.origin, n);
