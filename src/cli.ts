@@ -260,11 +260,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   runBound.unref();
 
   try {
-    for (const s of config.services) {
-      const url = s === 'feed' ? config.feedUrl! : config.gatewayUrl!;
-      probes++;
-      const problem = await reachable(url, config.timeoutMs);
-      const wrong = problem ? undefined : await notTheService(s, url, config.timeoutMs, () => probes++);
+    // The probes of every service at once (each service is its own origin), one request at a time to each, as the
+    // checks' requests will be at --concurrency 1; what they found is read in service order.
+    const found = await Promise.all(
+      config.services.map(async (s) => {
+        const url = s === 'feed' ? config.feedUrl! : config.gatewayUrl!;
+        probes++;
+        const problem = await reachable(url, config.timeoutMs);
+        return { problem, wrong: problem ? undefined : await notTheService(s, url, config.timeoutMs, () => probes++) };
+      }),
+    );
+    for (const { problem, wrong } of found) {
       if (wrong) {
         process.stderr.write(`conformance: configuration error: ${wrong}\n`);
         rmSync(path.join(config.reportDir, 'summary.json'), { force: true });
