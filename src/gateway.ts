@@ -284,9 +284,11 @@ export function recordingFetch(): typeof fetch {
     new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).forEach((v, k) => (headers[k] = v));
     const requestBody = typeof init?.body === 'string' ? init.body : undefined;
     const client = http();
-    // SDK retries are off; the document's retry rules apply here instead: 429/5xx, Retry-After or backoff, capped.
+    // SDK retries are off; the document's retry rules apply here instead, by the suite's client's own retry policy:
+    // 429/5xx, Retry-After or the origin's backoff, retries first, capped. Past the cap the SDK gets the last answer.
+    let waited = 0;
     for (let attempt = 0; ; attempt++) {
-      const record = await client.external(url, method, headers, 'gateway');
+      const record = await client.external(url, method, headers, 'gateway', { attempt, waited });
       let res: Response;
       try {
         // Never follow a redirect: a key must not leave the configured origin (the client refuses it, so must this).
@@ -307,10 +309,10 @@ export function recordingFetch(): typeof fetch {
         requestBody,
         attempt,
       });
-      if (!statusMatches(res.status, rules.retryOn) || attempt >= client.opts.maxRetries) return res;
-      const wait = client.retryDelay(res.headers.get('retry-after') ?? undefined, attempt, rules);
-      if (wait > client.opts.maxRetryWaitMs) return res;
-      await new Promise((r) => setTimeout(r, wait));
+      if (!statusMatches(res.status, rules.retryOn)) return res;
+      const next = await client.retryAfterAnswer(url, method, res.status, res.headers.get('retry-after') ?? undefined, attempt, rules);
+      if (!next.retry) return res;
+      waited = next.waited;
     }
   };
 }

@@ -442,6 +442,50 @@ describe('concurrency: a rate-limited origin is backed off as a whole', () => {
   });
 });
 
+describe('one retry policy for every way the suite sends', () => {
+  test("exchanges the client does not make itself (the raw reader, an official client's fetch) back off the whole origin too", async () => {
+    let n = 0;
+    const url = await server((_i, _req, res) => (++n <= 2 ? res.writeHead(429).end() : res.end('ok')));
+    const { c, waits } = client(url, { concurrency: 4 });
+    const rules = clientRules('gateway');
+    const target = new URL(`${url}/?raw=1`);
+    // As the raw reader and the recording fetch send: admitted by external(), retried by retryAfterAnswer().
+    let waited = 0;
+    const statuses: number[] = [];
+    for (let attempt = 0; ; attempt++) {
+      const record = await c.external(target, 'GET', {}, 'gateway', { attempt, waited });
+      const res = await fetch(target);
+      await res.text();
+      record({ status: res.status, responseHeaders: {} });
+      statuses.push(res.status);
+      if (res.status !== 429) break;
+      const next = await c.retryAfterAnswer(target, 'GET', res.status, undefined, attempt, rules);
+      if (!next.retry) throw new Error(next.message);
+      waited = next.waited;
+    }
+    expect(statuses).toEqual([429, 429, 200]);
+    // Each retry waited, and each 429 without Retry-After set a pause of the whole origin as long as that wait.
+    expect(waits).toHaveLength(2);
+    expect(c.pauses.map((p) => p.until - p.from)).toEqual(waits);
+    expect(c.pauses.every((p) => /without Retry-After/.test(p.by))).toBe(true);
+    // The retries were admitted as retries: a request not sent yet is not held back after them.
+    expect((await c.send(url)).status).toBe(200);
+    expect(c.sent).toBe(4);
+  });
+
+  test('past the cap, or for a wait longer than --max-retry-wait, the policy does not wait and says why', async () => {
+    const url = await server((_i, _req, res) => res.end('ok'));
+    const { c, waits } = client(url, { maxRetries: 2, maxRetryWaitMs: 5_000 });
+    const rules = clientRules('gateway');
+    const u = new URL(url);
+    const capped = await c.retryAfterAnswer(u, 'GET', 503, undefined, 2, rules);
+    expect(capped).toMatchObject({ retry: false, why: 'cap', message: expect.stringMatching(/answered 503 3 time\(s\); gave up after 2 retries/) });
+    const long = await c.retryAfterAnswer(u, 'GET', 429, '60', 0, rules);
+    expect(long).toMatchObject({ retry: false, why: 'wait', message: expect.stringMatching(/Retry-After 60, longer than the 5 s/) });
+    expect(waits).toEqual([]);
+  });
+});
+
 describe('concurrency: retries go first, and nothing waits for ever', () => {
   test('several requests answered 429 at once are each retried, before requests not sent yet, and every request ends', async () => {
     const order: string[] = [];

@@ -370,9 +370,15 @@ export class HttpClient {
    * origin list and the budget, count them, and return a function that records the outcome, redacted and truncated
    * as the client's own exchanges are.
    */
-  async external(url: URL, method: string, requestHeaders: Record<string, string>, service?: Service): Promise<(outcome: Partial<Exchange>) => void> {
+  async external(
+    url: URL,
+    method: string,
+    requestHeaders: Record<string, string>,
+    service?: Service,
+    retry: { attempt: number; waited: number } = { attempt: 0, waited: 0 },
+  ): Promise<(outcome: Partial<Exchange>) => void> {
     const httpUrl = new URL(url.href.replace(/^ws/, 'http'));
-    const release = await this.acquire(httpUrl);
+    const release = await this.acquire(httpUrl, retry.waited, retry.attempt > 0);
     const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
@@ -390,7 +396,7 @@ export class HttpClient {
         requestHeaders: red.redactRecord(requestHeaders),
         durationMs: Date.now() - started,
         startedAt: new Date(started).toISOString(),
-        attempt: 0,
+        attempt: retry.attempt,
         ...outcome,
         ...(outcome.requestBody !== undefined ? { requestBody: red.redact(outcome.requestBody.slice(0, RECORDED_BODY_CHARS)) } : {}),
         ...(outcome.responseBody !== undefined
@@ -469,39 +475,62 @@ export class HttpClient {
         this.answered.add(url.origin);
         return this.response(url, res, attempts);
       }
-      if (attempt >= this.opts.maxRetries) {
-        // The same 5xx every time from a target that answers other requests: its answer to this request.
-        if (!UNAVAILABLE_STATUSES.includes(res.status) && this.answered.has(url.origin)) return this.response(url, res, attempts);
-        throw new TargetUnavailableError(
-          `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
-          res.status,
-        );
+      const next = await this.retryAfterAnswer(url, method, res.status, res.headers['retry-after'], attempt, rules);
+      if (next.retry) {
+        waited = next.waited;
+        continue;
       }
-      let wait = this.retryDelay(res.headers['retry-after'], attempt, rules);
-      // A 429 or 503 without a usable Retry-After: the whole origin backs off, exponentially in the number of such
-      // answers in a row from any request to it, so that concurrent checks do not keep a rate-limited target busy
-      // (and its window full) while this one waits. The request's own retry waits for that pause too.
-      if (PAUSING_STATUSES.includes(res.status) && retryAfterMs(res.headers['retry-after']) === undefined) {
-        const g = this.gate(url.origin);
-        wait = Math.max(wait, this.retryDelay(undefined, g.backoffLevel++, rules));
-        this.pause(
-          url.origin,
-          wait,
-          `${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} without Retry-After (the origin backs off ${wait} ms)`,
-        );
-      }
-      if (wait > this.opts.maxRetryWaitMs) {
-        throw new TargetUnavailableError(
-          `target unavailable: ${method} ${this.opts.redactor.redact(url.href)} answered ${res.status} with Retry-After ${res.headers['retry-after']}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits`,
-          res.status,
-        );
-      }
-      // The pause this answer set is waited out here; one that others set later (longer) is waited for on admission.
-      const own = this.gate(url.origin).pausedUntil;
-      this.gate(url.origin).retriesPending++;
-      await this.sleep(wait);
-      waited = own;
+      // The same 5xx every time from a target that answers other requests: its answer to this request.
+      if (next.why === 'cap' && !UNAVAILABLE_STATUSES.includes(res.status) && this.answered.has(url.origin)) return this.response(url, res, attempts);
+      throw new TargetUnavailableError(next.message, res.status);
     }
+  }
+
+  /**
+   * The client's retry policy after an answer its rules retry, the same for every way the suite sends: its own
+   * requests, the raw reader's and an official client's fetch. Within the cap it waits, then returns `retry` and
+   * the end of the pause it waited out (for the next admission, which then does not wait for it twice):
+   * - Retry-After when given (noteAnswer has already paused the whole origin for it);
+   * - else exponential backoff; for a 429 or 503 the whole origin backs off, exponentially in the number of such
+   *   answers in a row from any request to it, so that concurrent checks do not keep a rate-limited target busy
+   *   (and its window full) while this one waits.
+   * The next request to the origin is then a retry, which goes before requests not sent yet. Past the cap, or when
+   * the wait is longer than --max-retry-wait, it does not wait and says why.
+   */
+  async retryAfterAnswer(
+    url: URL,
+    method: string,
+    status: number,
+    retryAfter: string | undefined,
+    attempt: number,
+    rules: ClientRules,
+  ): Promise<{ retry: true; waited: number } | { retry: false; why: 'cap' | 'wait'; message: string }> {
+    const where = `${method} ${this.opts.redactor.redact(url.href)}`;
+    if (attempt >= this.opts.maxRetries) {
+      return {
+        retry: false,
+        why: 'cap',
+        message: `target unavailable: ${where} answered ${status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
+      };
+    }
+    const g = this.gate(url.origin);
+    let wait = this.retryDelay(retryAfter, attempt, rules);
+    if (PAUSING_STATUSES.includes(status) && retryAfterMs(retryAfter) === undefined) {
+      wait = Math.max(wait, this.retryDelay(undefined, g.backoffLevel++, rules));
+      this.pause(url.origin, wait, `${where} answered ${status} without Retry-After (the origin backs off ${wait} ms)`);
+    }
+    if (wait > this.opts.maxRetryWaitMs) {
+      return {
+        retry: false,
+        why: 'wait',
+        message: `target unavailable: ${where} answered ${status} with Retry-After ${retryAfter}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits`,
+      };
+    }
+    // The pause this answer set is waited out here; one that others set later (longer) is waited for on admission.
+    const own = g.pausedUntil;
+    g.retriesPending++;
+    await this.sleep(wait);
+    return { retry: true, waited: own };
   }
 
   /** The wait before retry number attempt+1: Retry-After when given, else exponential backoff with full jitter. */

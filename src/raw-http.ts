@@ -7,7 +7,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { http, runContext } from './context.js';
-import { NoResponseError, TargetUnavailableError, TransportError, sleepAtLeast, statusMatches } from './http.js';
+import { NoResponseError, TargetUnavailableError, TransportError, statusMatches } from './http.js';
 import { clientRules, type Service } from './spec.js';
 
 export interface RawResponse {
@@ -24,26 +24,23 @@ const CRLF2 = Buffer.from('\r\n\r\n');
 
 /**
  * Send one GET on its own connection and read until the server closes it (or the run's timeout). A status the
- * service's client rules retry (a 429 or 503) is retried as the suite's client retries it: Retry-After or backoff,
- * capped; past the cap the target is unavailable.
+ * service's client rules retry (a 429 or 503) is retried by the suite's client's own retry policy (Retry-After, or
+ * the origin's backoff; retries first; capped); past the cap the target is unavailable.
  */
 export async function rawGet(url: URL, headers: Record<string, string>, service: Service): Promise<RawResponse> {
   const client = http();
   const rules = clientRules(service);
-  const where = `GET ${client.opts.redactor.redact(url.href)}`;
+  let waited = 0;
   for (let attempt = 0; ; attempt++) {
-    const res = await rawGetOnce(url, headers, service);
+    const res = await rawGetOnce(url, headers, service, { attempt, waited });
     if (!statusMatches(res.status, rules.retryOn)) return res;
-    if (attempt >= client.opts.maxRetries)
-      throw new TargetUnavailableError(`target unavailable: ${where} answered ${res.status} ${attempt + 1} time(s); gave up after ${attempt} retries`);
-    const wait = client.retryDelay(res.headers['retry-after'], attempt, rules);
-    if (wait > client.opts.maxRetryWaitMs)
-      throw new TargetUnavailableError(`target unavailable: ${where} answered ${res.status} with Retry-After ${res.headers['retry-after']}`);
-    await sleepAtLeast(wait);
+    const next = await client.retryAfterAnswer(url, 'GET', res.status, res.headers['retry-after'], attempt, rules);
+    if (!next.retry) throw new TargetUnavailableError(next.message, res.status);
+    waited = next.waited;
   }
 }
 
-async function rawGetOnce(url: URL, headers: Record<string, string>, service: Service): Promise<RawResponse> {
+async function rawGetOnce(url: URL, headers: Record<string, string>, service: Service, retry: { attempt: number; waited: number }): Promise<RawResponse> {
   const ctx = runContext();
   const requestHeaders: Record<string, string> = {
     host: url.host,
@@ -52,7 +49,7 @@ async function rawGetOnce(url: URL, headers: Record<string, string>, service: Se
     ...headers,
     connection: 'close',
   };
-  const done = await http().external(url, 'GET', requestHeaders, service);
+  const done = await http().external(url, 'GET', requestHeaders, service, retry);
   const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, ...Object.entries(requestHeaders).map(([k, v]) => `${k}: ${v}`)];
   let bytes: Buffer;
   try {
