@@ -33,8 +33,12 @@ async function reachable(url: string, timeoutMs: number): Promise<string | undef
     await res.body.dump();
     return undefined;
   } catch (e) {
-    const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-    const cause = err.cause?.code ?? err.code ?? err.cause?.message ?? err.message ?? String(e);
+    const err = e as { name?: string; code?: string | number; message?: string; cause?: { name?: string; code?: string; message?: string } };
+    // The time bound (the abort signal's TimeoutError, or undici's own connect and header timeouts) is named as such.
+    const timedOut =
+      [err.name, err.cause?.name].includes('TimeoutError') ||
+      ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(String(err.cause?.code ?? err.code));
+    const cause = timedOut ? `no response within ${timeoutMs / 1000} s` : (err.cause?.code ?? err.code ?? err.cause?.message ?? err.message ?? String(e));
     const hint = /CERT|SSL|TLS|SELF_SIGNED/i.test(String(cause)) ? ' (for a private CA, point NODE_EXTRA_CA_CERTS at its certificate)' : '';
     return `${url} is unreachable: ${cause}${hint}`;
   } finally {

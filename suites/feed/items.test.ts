@@ -285,7 +285,7 @@ checkGroup('cursor rejection', () => {
 });
 
 /** The least age of the cursor reused below: one reused a moment after it was issued says nothing about a timer. */
-const CURSOR_REUSE_AGE_MS = 1500;
+const CURSOR_REUSE_AGE_MS = 2500;
 
 checkGroup('cursor lifetime', () => {
   check(
