@@ -27,9 +27,8 @@ export default defineConfig({
           fileParallelism: false,
           maxWorkers: 1,
           pool: 'forks',
-          // The suite modules as transformed for the runner are kept on disk (node_modules/.experimental-vitest-cache,
-          // keyed by each file's content) and reused by the next run: about 0.4 s of CPU less per run of a service.
-          experimental: { fsModuleCache: true },
+          // vitest's fsModuleCache (the transformed suite modules kept on disk between runs) is set by the command,
+          // only where it can write it: see moduleCache() in src/cli.ts.
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // Every check may start at once when checks run concurrently: the HTTP client, not vitest, bounds the

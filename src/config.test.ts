@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError, describeConfig, parseConfig } from './config.js';
@@ -120,5 +120,17 @@ describe('configuration', () => {
     expect(text).not.toContain('0123456789');
     expect(text).toMatch(/GATEWAY_API_KEY\s+sk-…\(29 chars\)/);
     expect(text).toMatch(/GATEWAY_EXPIRED_KEY\s+\(unset\)/);
+  });
+});
+
+describe('the module cache of vitest (fsModuleCache) is used only where it can be written', () => {
+  test("a clone or a local install: kept in the suite's node_modules; a copy without a node_modules of its own: not used", async () => {
+    const { moduleCache } = await import('./cli.js');
+    const clone = mkdtempSync(path.join(tmpdir(), 'clone-'));
+    mkdirSync(path.join(clone, 'node_modules'));
+    expect(moduleCache(clone)).toEqual({ fsModuleCache: true, fsModuleCachePath: path.join(clone, 'node_modules', '.experimental-vitest-cache') });
+    // An installed copy whose dependencies were hoisted (or a folder it cannot write): vitest starts without the cache
+    // instead of failing on writing it.
+    expect(moduleCache(mkdtempSync(path.join(tmpdir(), 'installed-')))).toEqual({ fsModuleCache: false });
   });
 });

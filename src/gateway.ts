@@ -299,7 +299,14 @@ export function recordingFetch(): typeof fetch {
       }
       const responseHeaders: Record<string, string> = {};
       res.headers.forEach((v, k) => (responseHeaders[k] = v));
-      const text = await res.clone().text();
+      let text: string;
+      try {
+        text = await res.clone().text();
+      } catch (e) {
+        // A body that broke: recorded (which frees the request's slot and notes the answer), then the SDK's error.
+        record({ status: res.status, responseHeaders, error: (e as Error).message, attempt });
+        throw e;
+      }
       record({
         status: res.status,
         responseHeaders,

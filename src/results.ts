@@ -193,14 +193,24 @@ export class ResultCollector implements Reporter {
     for (const e of mod.errors()) this.harnessErrors.push(`${mod.relativeModuleId}: ${e.message}`);
   }
 
-  onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<{ message?: string }>): void {
+  /** Declaration order of every collected check: the order the reports list them in. */
+  private readonly declared = new Map<string, number>();
+
+  onTestModuleCollected(mod: TestModule): void {
+    for (const t of mod.children.allTests()) if (!this.declared.has(t.id)) this.declared.set(t.id, this.declared.size);
+  }
+
+  onTestRunEnd(_modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<{ message?: string }>): void {
     for (const e of unhandled) this.harnessErrors.push(`unhandled: ${e.message ?? String(e)}`);
-    // Checks end in any order when they run concurrently; the reports list them in the order they are declared,
-    // so two runs of the same suite read the same.
-    const order = new Map<string, number>();
-    for (const m of modules) for (const t of m.children.allTests()) order.set(t.id, order.size);
-    const at = (r: CheckResult) => order.get(this.testIds.get(r) ?? '') ?? Number.MAX_SAFE_INTEGER;
-    this.results.sort((a, b) => at(a) - at(b));
+  }
+
+  /**
+   * The results in the order the checks are declared: checks end in any order when they run concurrently, and the
+   * reports (a partial one too) list them so that two runs of the same suite read the same.
+   */
+  ordered(): CheckResult[] {
+    const at = (r: CheckResult) => this.declared.get(this.testIds.get(r) ?? '') ?? Number.MAX_SAFE_INTEGER;
+    return [...this.results].sort((a, b) => at(a) - at(b));
   }
 }
 
