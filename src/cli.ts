@@ -283,13 +283,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     // The probes of every service at once, one request at a time to each origin (two services at one origin are
     // probed one after the other), as the checks' requests will be at --concurrency 1; what they found is read in
     // service order.
+    const urlOf = (s: (typeof config.services)[number]) => (s === 'feed' ? config.feedUrl! : config.gatewayUrl!);
     const probe = async (s: (typeof config.services)[number]) => {
-      const url = s === 'feed' ? config.feedUrl! : config.gatewayUrl!;
+      const url = urlOf(s);
       probes++;
       const problem = await reachable(url, config.timeoutMs);
       return { problem, wrong: problem ? undefined : await notTheService(s, url, config.timeoutMs, () => probes++) };
     };
-    const origins = new Set(config.services.map((s) => new URL(s === 'feed' ? config.feedUrl! : config.gatewayUrl!).origin));
+    const origins = new Set(config.services.map((s) => new URL(urlOf(s)).origin));
     const found: Awaited<ReturnType<typeof probe>>[] = [];
     if (origins.size === config.services.length) found.push(...(await Promise.all(config.services.map(probe))));
     else for (const s of config.services) found.push(await probe(s));
