@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SERVICES, SPECS_DIR, createAjv, formatAjvErrors, loadCatalogue, loadProfile, readJson, type Profile, type Service } from './spec.js';
+import { SERVICES, formatAjvErrors, loadCatalogue, loadProfile, schemaFileValidator, type Profile, type Service } from './spec.js';
 import type { DeclaredUnchecked } from './results.js';
 import { mask } from './redact.js';
 
@@ -237,7 +237,7 @@ export function loadKnownDeviations(file: string): { deviations: KnownDeviation[
   } catch (e) {
     throw new ConfigError(`known deviations file ${file} cannot be read as JSON: ${(e as Error).message}`);
   }
-  const validate = createAjv().compile(readJson(path.join(SPECS_DIR, 'known-deviations.schema.json')));
+  const validate = schemaFileValidator('known-deviations.schema.json');
   if (!validate(data)) throw new ConfigError(`known deviations file ${file}: ${formatAjvErrors(validate.errors)}`);
   const d = data as { deviations?: KnownDeviation[]; unchecked?: DeclaredUnchecked[] };
   const catalogue = loadCatalogue();
