@@ -42,6 +42,8 @@ export default defineConfig({
         test: {
           name: 'project',
           include: ['src/**/*.test.ts', 'fixtures/**/*.test.ts', 'test/**/*.test.ts'],
+          // One scratch directory for the run's report directories and files, removed at its end (fixtures/scratch.ts).
+          globalSetup: ['fixtures/test-scratch.ts'],
           // The self-test runs the conformance command in two worker processes of its own (two cores); the other
           // files, most of them waiting on child processes and timers, run beside it in two more workers.
           maxConcurrency: 2,

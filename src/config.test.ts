@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, describeConfig, parseConfig } from './config.js';
+import { scratchDir } from '../fixtures/scratch.js';
 
 const cfg = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
   const p = parseConfig(argv, env);
@@ -18,7 +18,7 @@ describe('configuration', () => {
   });
 
   test('flags beat the environment, which beats the config file', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const dir = scratchDir('cfg-');
     const file = path.join(dir, 'c.json');
     writeFileSync(file, JSON.stringify({ feedUrl: 'http://file.invalid', budget: 7, timeout: 3 }));
     const c = cfg(['--config', file, '--budget', '9'], { FEED_BASE_URL: 'http://env.invalid/' });
@@ -73,7 +73,7 @@ describe('configuration', () => {
   });
 
   test('--allow-incomplete and the declared "unchecked" list are read; an unknown or client-rule id there is refused', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const dir = scratchDir('cfg-');
     const good = path.join(dir, 'k.json');
     writeFileSync(good, JSON.stringify({ deviations: [], unchecked: [{ id: 'gw-key-ip-allow-list', reason: 'no second egress IP in CI' }] }));
     const c = cfg(['--known-deviations', good, '--allow-incomplete']);
@@ -89,7 +89,7 @@ describe('configuration', () => {
   });
 
   test('a config file holding a secret, or an unknown setting, is refused', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const dir = scratchDir('cfg-');
     const secret = path.join(dir, 's.json');
     writeFileSync(secret, JSON.stringify({ apiKey: 'sk-x' }));
     expect(() => parseConfig(['--config', secret], {})).toThrow(/looks like a secret; secrets come only from the environment/);
@@ -102,7 +102,7 @@ describe('configuration', () => {
   });
 
   test('a profile override is validated against the profile schema', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const dir = scratchDir('cfg-');
     const bad = path.join(dir, 'p.json');
     writeFileSync(bad, JSON.stringify({ gateway: { versionValue: 'yesterday' } }));
     expect(() => parseConfig(['--profile', bad], {})).toThrow(/versionValue must match pattern/);
@@ -126,11 +126,11 @@ describe('configuration', () => {
 describe('the module cache of vitest (fsModuleCache) is used only where it can be written', () => {
   test("a clone or a local install: kept in the suite's node_modules; a copy without a node_modules of its own: not used", async () => {
     const { moduleCache } = await import('./cli.js');
-    const clone = mkdtempSync(path.join(tmpdir(), 'clone-'));
+    const clone = scratchDir('clone-');
     mkdirSync(path.join(clone, 'node_modules'));
     expect(moduleCache(clone)).toEqual({ fsModuleCache: true, fsModuleCachePath: path.join(clone, 'node_modules', '.experimental-vitest-cache') });
     // An installed copy whose dependencies were hoisted (or a folder it cannot write): vitest starts without the cache
     // instead of failing on writing it.
-    expect(moduleCache(mkdtempSync(path.join(tmpdir(), 'installed-')))).toEqual({ fsModuleCache: false });
+    expect(moduleCache(scratchDir('installed-'))).toEqual({ fsModuleCache: false });
   });
 });

@@ -2,11 +2,9 @@
  * The feed helpers as a client of the feed: the items pager keeps the document's cursor rule.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { startFeedReference, type FeedReference } from '../fixtures/feed/reference.js';
 import { setFeedTestContext } from './context.js';
+import { scratchDir } from '../fixtures/scratch.js';
 
 let ref: FeedReference;
 let rejectNext = true;
@@ -29,7 +27,7 @@ beforeAll(async () => {
       },
     ],
   });
-  setFeedTestContext(ref.url, mkdtempSync(path.join(tmpdir(), 'feed-test-')));
+  setFeedTestContext(ref.url, scratchDir('feed-test-'));
 });
 afterAll(() => ref.close());
 

@@ -5,11 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { loadOpenApi, type JsonSchema } from './spec.js';
 import { setFeedTestContext } from './context.js';
+import { scratchDir } from '../fixtures/scratch.js';
 
 let server: Server;
 let url: string;
@@ -23,7 +21,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  setFeedTestContext(url, mkdtempSync(path.join(tmpdir(), 'generate-test-')));
+  setFeedTestContext(url, scratchDir('generate-test-'));
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
