@@ -14,8 +14,14 @@ export function feedUrl(path: string): string {
   return `${baseUrl('feed')}${path}`;
 }
 
+/**
+ * A GET of the feed under its client rules. A request that carries a cursor (the items listing's, or the changes
+ * feed's) is a continuation: it goes before requests not sent yet (see SendOptions.continuation).
+ */
 export function feedGet(path: string, o: Omit<SendOptions, 'rules' | 'service'> = {}): Promise<HttpResponse> {
-  return http().send(feedUrl(path), { ...o, rules, service: 'feed' });
+  const cursorParams = ['cursor', runContext().profile.feed.changes.cursorParam];
+  const continuation = o.continuation ?? Object.keys(o.query ?? {}).some((k) => cursorParams.includes(k));
+  return http().send(feedUrl(path), { ...o, rules, service: 'feed', continuation });
 }
 
 export { once };

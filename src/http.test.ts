@@ -504,4 +504,21 @@ describe('concurrency: retries go first, and nothing waits for ever', () => {
     expect(order.slice(3, 6).sort()).toEqual([...refused].sort());
     expect(c.sent).toBe(12);
   });
+
+  test('a continuation (the next page of a walk) goes before requests not sent yet', async () => {
+    const order: string[] = [];
+    const url = await server((_i, req, res) => {
+      order.push(new URL(req.url!, 'http://x').searchParams.get('id')!);
+      setTimeout(() => res.end('ok'), 20);
+    });
+    const { c } = client(url, { concurrency: 1, sleep: undefined });
+    // One request in flight and four queued; then a walk's next page is asked for.
+    const first = c.send(url, { query: { id: 'first' } });
+    const queued = Array.from({ length: 4 }, (_, i) => c.send(url, { query: { id: `q${i}` } }));
+    await new Promise((r) => setTimeout(r, 5));
+    const next = c.send(url, { query: { id: 'next-page' }, continuation: true });
+    await Promise.all([first, next, ...queued]);
+    expect(order.slice(0, 2)).toEqual(['first', 'next-page']);
+    expect(order.slice(2)).toEqual(['q0', 'q1', 'q2', 'q3']);
+  });
 });

@@ -71,6 +71,13 @@ export interface SendOptions {
   /** A billable generation call (counted separately; never retried beyond the cap). */
   billable?: boolean;
   service?: Service;
+  /**
+   * The request follows a cursor the target has just given (the next page of a walk): like a retry, it goes before
+   * requests not sent yet, so that the time between a cursor and its use is one request, not the queue of every
+   * concurrent check (a deployment whose cursors expire on a timer must fail the check about that rule, not every
+   * check that walks pages).
+   */
+  continuation?: boolean;
 }
 
 export interface HttpResponse {
@@ -195,7 +202,7 @@ interface OriginGate {
    * each answer that is not (a rate-limited origin is not met again with a burst the moment its pause ends).
    */
   allowed: number;
-  /** Retries waiting to be sent: they go before requests not sent yet. */
+  /** Retries and continuations waiting to be sent: they go before requests not sent yet. */
   retriesPending: number;
   /** 429s and 503s without Retry-After in a row at this origin: the exponent of the origin's own backoff. */
   backoffLevel: number;
@@ -568,8 +575,10 @@ export class HttpClient {
     o: SendOptions,
     waited = 0,
   ): Promise<RawResult> {
-    // Every attempt after the first is a retry: it goes before requests not sent yet.
-    const release = await this.acquire(url, waited, attempt > 0);
+    // Every attempt after the first is a retry: it goes before requests not sent yet, as a continuation does (its
+    // place is kept from now, as a retry's is from when it was decided).
+    if (attempt === 0 && o.continuation) this.gate(url.origin).retriesPending++;
+    const release = await this.acquire(url, waited, attempt > 0 || o.continuation === true);
     const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
