@@ -26,8 +26,9 @@ export default defineConfig({
           isolate: false,
           fileParallelism: false,
           maxWorkers: 1,
-          // A worker thread, not a process: about 0.3 CPU-s less per run than 'forks' (11 feed runs in one process,
-          // measured twice: 23.4 and 25.2 CPU-s against 26.9 and 29.6).
+          // A worker thread, not a process: about 0.3 CPU-s less per run than 'forks' when one process runs the command
+          // again and again, as the self-test's workers do (11 feed runs: 23.4 and 25.2 CPU-s against 26.9 and 29.6);
+          // a single run of the command measured the same either way on Node 20, 22 and 24.
           pool: 'threads',
           // vitest's fsModuleCache (the transformed suite modules kept on disk between runs) is set by the command,
           // only where it can write it: see moduleCache() in src/cli.ts.
@@ -46,8 +47,8 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'fixtures/**/*.test.ts', 'test/**/*.test.ts'],
           // One scratch directory for the run's report directories and files, removed at its end (fixtures/scratch.ts).
           globalSetup: ['fixtures/test-scratch.ts'],
-          // The self-test runs the conformance command in two worker processes of its own (two cores); the other
-          // files, most of them waiting on child processes and timers, run beside it in two more workers.
+          // The self-test runs the conformance command in three worker processes of its own (fixtures/cli-pool.ts);
+          // the other files, most of them waiting on child processes and timers, run beside it in two more workers.
           maxConcurrency: 2,
           maxWorkers: 3,
           testTimeout: 120_000,

@@ -7,7 +7,7 @@ import { register } from 'tsx/esm/api';
 
 // The plain JavaScript dependencies the command loads, loaded before tsx's hooks are registered: through them every
 // module of vitest's runner alone took about 0.7 s of each start, without them 0.25 s. (The suite's own TypeScript
-// still goes through tsx; vitest's worker processes never load tsx.)
+// still goes through tsx; vitest loads the suites in its worker through vite.)
 await Promise.all(
   ['vitest/node', 'undici', 'ajv/dist/2020.js', 'ajv-formats', '@apidevtools/json-schema-ref-parser', 'allure-js-commons'].map((m) => import(m)),
 );
