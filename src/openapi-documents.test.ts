@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { SERVICES, SPECS_DIR, componentSchema, readJson, validator, type Service } from './spec.js';
+import { SERVICES, SPECS_DIR, componentSchema, createAjv, formatAjvErrors, readJson, validator, type Service } from './spec.js';
 
 type Json = Record<string, unknown>;
 
@@ -88,10 +88,16 @@ describe('the OpenAPI documents in specs/ are valid OpenAPI 3.1 for any tool', (
       expect(emptyBodies(document(service))).toEqual([]);
     });
 
-    test(`${service}: every component schema compiles as JSON Schema 2020-12 (the suite's own ajv, strict)`, async () => {
+    test(`${service}: every component schema compiles as JSON Schema 2020-12 (the suite's own ajv, strict) and is valid against its meta-schema`, async () => {
       const names = Object.keys(((document(service).components as Json).schemas ?? {}) as Json);
       expect(names.length).toBeGreaterThan(0);
-      for (const name of names) expect(validator(await componentSchema(service, name)), name).toBeTypeOf('function');
+      // A run compiles them without checking them against the meta-schema (createAjv): it is checked here.
+      const checking = createAjv({ checkSchemas: true });
+      for (const name of names) {
+        const schema = await componentSchema(service, name);
+        expect(checking.validateSchema(schema), `${name}: ${formatAjvErrors(checking.errors)}`).toBe(true);
+        expect(validator(schema), name).toBeTypeOf('function');
+      }
     });
   }
 

@@ -1,5 +1,19 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadCatalogue, loadOpenApi, parameter, requirement, strongestLevel, loadProfile, field } from './spec.js';
+import {
+  SPECS_DIR,
+  createAjv,
+  formatAjvErrors,
+  loadCatalogue,
+  loadOpenApi,
+  parameter,
+  readJson,
+  requirement,
+  strongestLevel,
+  loadProfile,
+  field,
+} from './spec.js';
 import { matchesGrep } from './harness.js';
 
 describe('the contracts as data', () => {
@@ -7,6 +21,18 @@ describe('the contracts as data', () => {
     const all = loadCatalogue();
     expect([...all.values()].filter((r) => r.service === 'feed').length).toBeGreaterThan(50);
     expect([...all.values()].filter((r) => r.service === 'gateway').length).toBeGreaterThan(40);
+  });
+
+  test('every schema file in specs/ is valid against the JSON Schema meta-schema and compiles strictly', () => {
+    // A run compiles them without checking them against the meta-schema (createAjv): it is checked here.
+    const files = readdirSync(SPECS_DIR).filter((f) => f.endsWith('.schema.json'));
+    expect(files).toContain('requirements.schema.json');
+    for (const f of files) {
+      const ajv = createAjv({ checkSchemas: true });
+      const schema = readJson<object>(path.join(SPECS_DIR, f));
+      expect(ajv.validateSchema(schema), `${f}: ${formatAjvErrors(ajv.errors)}`).toBe(true);
+      expect(() => ajv.compile(schema), f).not.toThrow();
+    }
   });
 
   test('an unknown requirement id is an error that names it', () => {
