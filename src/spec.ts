@@ -42,11 +42,12 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 
 /**
  * One ajv instance that understands OpenAPI 3.1 schema objects and this project's extensions. Every schema it compiles
- * is one of this project's own (specs/*.schema.json, the OpenAPI descriptions' schemas): a user's profile or
- * known-deviations file is data validated against them, never compiled. So a run does not validate each schema
- * against the JSON Schema meta-schema before compiling it (compiling the meta-schema cost about 0.07 s of CPU in
- * every run's checks); the project's tests compile every one of them with `checkSchemas` (src/spec.test.ts,
- * src/openapi-documents.test.ts). Strict mode still refuses an unknown keyword or format at compile time.
+ * is one of this project's own (specs/*.schema.json, the OpenAPI descriptions' schemas, or a wrapper around parts of
+ * them): a user's profile or known-deviations file is data validated against them, never compiled. So a run does not
+ * validate each schema against the JSON Schema meta-schema before compiling it (compiling the meta-schema cost about
+ * 0.07 s of CPU in every run's checks); the project's tests check every one of them with `checkSchemas`
+ * (src/spec.test.ts, src/openapi-documents.test.ts). Strict mode still refuses an unknown keyword or format at
+ * compile time.
  */
 export function createAjv(o: { checkSchemas?: boolean } = {}): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, allErrors: true, strictRequired: false, allowUnionTypes: true, validateSchema: o.checkSchemas ?? false });
