@@ -53,7 +53,12 @@ export function curlFor(ex: Exchange): string {
   const args = ['curl', '-i'];
   if (ex.method === 'HEAD') args.push('--head');
   else if (ex.method !== 'GET') args.push('-X', ex.method);
-  for (const [k, v] of Object.entries(ex.requestHeaders)) if (!SKIP_HEADERS.has(k.toLowerCase())) args.push('-H', shellQuote(`${k}: ${v}`));
+  for (const [k, v] of Object.entries(ex.requestHeaders)) {
+    const name = k.toLowerCase();
+    // curl asks for the codings it can decode, and decodes them: the response reads as the suite read it.
+    if (name === 'accept-encoding') args.push('--compressed');
+    else if (!SKIP_HEADERS.has(name)) args.push('-H', shellQuote(`${k}: ${v}`));
+  }
   if (ex.requestBody !== undefined) args.push('--data-raw', shellQuote(ex.requestBody));
   args.push(shellQuote(ex.url));
   return args.join(' ');

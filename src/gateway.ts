@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type WebSocketClass from 'ws';
 import { http, baseUrl, once, secret, runContext } from './context.js';
 import { clientRules, componentSchema, field, formatAjvErrors, loadOpenApi, validator, type OperationObject } from './spec.js';
-import { statusMatches, TargetUnavailableError, type HttpResponse, type SendOptions } from './http.js';
+import { isTransient, TargetUnavailableError, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
 
@@ -221,9 +221,16 @@ export interface WsOutcome {
   status?: number;
   firstMessage?: string;
   error?: string;
+  /** A refused handshake's Retry-After and body (for the retry policy and the record). */
+  retryAfter?: string;
+  body?: string;
 }
 
-/** Open the realtime WebSocket with the given subprotocols and headers; record the handshake as an exchange. */
+/**
+ * Open the realtime WebSocket with the given subprotocols and headers; record each handshake as an exchange. A
+ * handshake refused transiently (a 429, or a 502/503 with no upstream account) is retried by the suite's retry
+ * policy, as every other request is; past the cap the target is unavailable.
+ */
 export async function openRealtime(o: {
   protocols: string[];
   headers?: Record<string, string>;
@@ -233,8 +240,32 @@ export async function openRealtime(o: {
   const url = new URL(`${baseUrl('gateway').replace(/^http/, 'ws')}${runContext().realtimePath}`);
   url.searchParams.set('model', o.model);
   for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
+  let waited = 0;
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await handshake(url, o, { attempt, waited });
+    if (outcome.opened || outcome.status === undefined) return outcome;
+    const httpUrl = new URL(url.href.replace(/^ws/, 'http'));
+    const next = await http().afterAnswer(
+      httpUrl,
+      'GET (WebSocket)',
+      { status: outcome.status, retryAfter: outcome.retryAfter, body: outcome.body },
+      attempt,
+      rules,
+      'transient',
+    );
+    if (next.action === 'answer') return outcome;
+    if (next.action === 'unavailable') throw new TargetUnavailableError(next.message, outcome.status);
+    waited = next.waited;
+  }
+}
+
+async function handshake(
+  url: URL,
+  o: { protocols: string[]; headers?: Record<string, string> },
+  retry: { attempt: number; waited: number },
+): Promise<WsOutcome> {
   const requestHeaders = { ...(o.headers ?? {}), ...(o.protocols.length ? { 'sec-websocket-protocol': o.protocols.join(', ') } : {}) };
-  const record = await http().external(url, 'GET (WebSocket)', requestHeaders, 'gateway');
+  const record = await http().external(url, 'GET (WebSocket)', requestHeaders, 'gateway', retry);
   const timeoutMs = runContext().timeoutMs;
   const outcome = await new Promise<WsOutcome>((resolve) => {
     const ws = new WebSocket(url, o.protocols, { headers: o.headers, handshakeTimeout: timeoutMs });
@@ -247,7 +278,24 @@ export async function openRealtime(o: {
       ws.terminate();
       resolve(r);
     };
-    ws.on('unexpected-response', (_req, res) => done({ opened: false, status: res.statusCode }));
+    ws.on('unexpected-response', (_req, res) => {
+      const retryAfter = res.headers['retry-after'];
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const finish = () =>
+        done({
+          opened: false,
+          status: res.statusCode,
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= 65_536) chunks.push(c);
+      });
+      res.once('end', finish);
+      res.once('error', finish);
+    });
     ws.on('open', () => {
       const protocol = ws.protocol;
       const t = setTimeout(() => done({ opened: true, protocol }), 1000);
@@ -263,8 +311,11 @@ export async function openRealtime(o: {
   });
   record({
     status: outcome.opened ? 101 : outcome.status,
-    responseHeaders: outcome.protocol !== undefined ? { 'sec-websocket-protocol': outcome.protocol } : undefined,
-    responseBody: outcome.firstMessage,
+    responseHeaders: {
+      ...(outcome.protocol !== undefined ? { 'sec-websocket-protocol': outcome.protocol } : {}),
+      ...(outcome.retryAfter !== undefined ? { 'retry-after': outcome.retryAfter } : {}),
+    },
+    responseBody: outcome.firstMessage ?? outcome.body,
     error: outcome.error,
   });
   return outcome;
@@ -321,9 +372,16 @@ export function recordingFetch(): typeof fetch {
         requestBody,
         attempt,
       });
-      if (!statusMatches(res.status, rules.retryOn)) return res;
-      const next = await client.retryAfterAnswer(url, method, res.status, res.headers.get('retry-after') ?? undefined, attempt, rules);
-      if (!next.retry) return res;
+      const next = await client.afterAnswer(
+        url,
+        method,
+        { status: res.status, retryAfter: res.headers.get('retry-after') ?? undefined, body: text },
+        attempt,
+        rules,
+      );
+      if (next.action === 'answer') return res;
+      // Past the cap the SDK gets the last answer; a transient one makes its call end unavailable (sdkCall).
+      if (next.action === 'unavailable') return res;
       waited = next.waited;
     }
   };
@@ -334,9 +392,11 @@ export async function sdkCall<T>(label: string, f: () => Promise<T>): Promise<T>
   try {
     return await f();
   } catch (e) {
-    // A 429 or 502/503 that outlasted the retries: the target was unavailable (rate limited, no upstream), not broken.
-    const status = (e as { status?: unknown }).status;
-    if (status === 429 || status === 502 || status === 503)
+    // A transient refusal that outlasted the retries (rate limited, no upstream): the target was unavailable, not
+    // broken. The SDKs keep the parsed error body: `error` is its error object (openai) or the whole body (anthropic).
+    const { status, error } = e as { status?: unknown; error?: unknown };
+    const body = JSON.stringify(typeof error === 'object' && error !== null && 'error' in error ? error : { error });
+    if (typeof status === 'number' && isTransient(rules, status, body))
       throw new TargetUnavailableError(`target unavailable: the official client's ${label} answered ${String(status)} through the retries`);
     throw new AssertionViolation(`the official client failed on ${label}: ${(e as Error).message.slice(0, 400)}`);
   }
@@ -458,7 +518,7 @@ export function unknownModelRequest(op: GatewayOperation, placement: Pick<SendOp
     query: placement?.query,
     body: minimalBody(op.operationId, model),
     // The answer is an error either way: a 5xx is that answer, not unavailability.
-    retry: 'rate-limits',
+    retry: 'transient',
   });
 }
 

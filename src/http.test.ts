@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import {
   HttpClient,
@@ -14,6 +15,7 @@ import {
   BudgetExhaustedError,
   retryAfterMs,
   inCheck,
+  decodeBody,
   type Exchange,
 } from './http.js';
 import { Redactor } from './redact.js';
@@ -442,6 +444,79 @@ describe('concurrency: a rate-limited origin is backed off as a whole', () => {
   });
 });
 
+describe('an outage that refuses retries too: a slow start after each refusal', () => {
+  test('the requests in flight when a 429 came do not open the origin again: after the pause one request, then one more per answer', async () => {
+    let inFlight = 0;
+    let n = 0;
+    const arrivals: number[] = [];
+    const url = await server((_i, _req, res) => {
+      const refuse = ++n === 1;
+      arrivals.push(++inFlight);
+      // The first is refused quickly; the three sent with it are answered later, during the pause it set.
+      setTimeout(
+        () => {
+          inFlight--;
+          res.writeHead(refuse ? 429 : 200, refuse ? { 'retry-after': '1' } : {}).end('x');
+        },
+        refuse ? 20 : 80,
+      );
+    });
+    const { c } = client(url, { concurrency: 4, sleep: undefined });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => c.send(`${url}/?i=${i}`, { rules: clientRules('feed') })));
+    expect(arrivals.slice(0, 4)).toEqual([1, 2, 3, 4]);
+    // After the pause: the retry alone; after its answer two at once; never the four the stale answers would allow.
+    expect(arrivals[4]).toBe(1);
+    expect(Math.max(...arrivals.slice(4, 7))).toBeLessThanOrEqual(2);
+  });
+
+  test('every 5th request answered 503 (retries included): each refused request gets through on its retry, at concurrency 4', async () => {
+    let n = 0;
+    const refusedAt: number[] = [];
+    const url = await server((_i, _req, res) => {
+      const k = ++n;
+      setTimeout(() => {
+        if (k % 5 === 0) {
+          refusedAt.push(k);
+          res.writeHead(503, { 'retry-after': '0' }).end();
+        } else res.end('ok');
+      }, 3);
+    });
+    const { c } = client(url, { concurrency: 4, maxRetries: 1, sleep: undefined });
+    const results = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => c.send(`${url}/?i=${i}`, { rules: clientRules('feed') })));
+    // The requests already in flight when a 503 came do not open the origin again: its retry goes alone and is
+    // never the 5th request after that 503, so one retry is enough for every request.
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect(refusedAt.length).toBeGreaterThanOrEqual(12);
+  });
+});
+
+describe('compressed responses', () => {
+  test('the client asks for gzip and reads the decoded body', async () => {
+    const seen: (string | undefined)[] = [];
+    const url = await server((_n, req, res) => {
+      seen.push(req.headers['accept-encoding']);
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' }).end(gzipSync('{"ok":true}'));
+    });
+    const { c, recorded } = client(url);
+    const res = await c.send(url);
+    expect(seen).toEqual(['gzip']);
+    expect(res.json()).toEqual({ ok: true });
+    expect(recorded[0]!.responseBody).toBe('{"ok":true}');
+    expect(recorded[0]!.responseHeaders?.['content-encoding']).toBe('gzip');
+  });
+
+  test('a body larger than the bound once decoded is not read further', async () => {
+    const url = await server((_n, _req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(4 * 1024 * 1024, 0x20))));
+    const { c } = client(url, { maxBodyBytes: 1024 * 1024 });
+    await expect(c.send(url)).rejects.toBeInstanceOf(ResponseTooLargeError);
+  });
+
+  test('a coding it did not ask for is an error, not text', async () => {
+    expect(() => decodeBody(Buffer.from('x'), 'compress', 100)).toThrow(/cannot decode: compress/);
+    expect(decodeBody(Buffer.alloc(0), 'gzip', 100)).toHaveLength(0);
+  });
+});
+
 describe('one retry policy for every way the suite sends', () => {
   test("exchanges the client does not make itself (the raw reader, an official client's fetch) back off the whole origin too", async () => {
     let n = 0;
@@ -449,7 +524,7 @@ describe('one retry policy for every way the suite sends', () => {
     const { c, waits } = client(url, { concurrency: 4 });
     const rules = clientRules('gateway');
     const target = new URL(`${url}/?raw=1`);
-    // As the raw reader and the recording fetch send: admitted by external(), retried by retryAfterAnswer().
+    // As the raw reader and the recording fetch send: admitted by external(), retried by afterAnswer().
     let waited = 0;
     const statuses: number[] = [];
     for (let attempt = 0; ; attempt++) {
@@ -459,8 +534,8 @@ describe('one retry policy for every way the suite sends', () => {
       record({ status: res.status, responseHeaders: {} });
       statuses.push(res.status);
       if (res.status !== 429) break;
-      const next = await c.retryAfterAnswer(target, 'GET', res.status, undefined, attempt, rules);
-      if (!next.retry) throw new Error(next.message);
+      const next = await c.afterAnswer(target, 'GET', { status: res.status }, attempt, rules);
+      if (next.action !== 'retry') throw new Error(`not retried: ${JSON.stringify(next)}`);
       waited = next.waited;
     }
     expect(statuses).toEqual([429, 429, 200]);
@@ -478,10 +553,10 @@ describe('one retry policy for every way the suite sends', () => {
     const { c, waits } = client(url, { maxRetries: 2, maxRetryWaitMs: 5_000 });
     const rules = clientRules('gateway');
     const u = new URL(url);
-    const capped = await c.retryAfterAnswer(u, 'GET', 503, undefined, 2, rules);
-    expect(capped).toMatchObject({ retry: false, why: 'cap', message: expect.stringMatching(/answered 503 3 time\(s\); gave up after 2 retries/) });
-    const long = await c.retryAfterAnswer(u, 'GET', 429, '60', 0, rules);
-    expect(long).toMatchObject({ retry: false, why: 'wait', message: expect.stringMatching(/Retry-After 60, longer than the 5 s/) });
+    const capped = await c.afterAnswer(u, 'GET', { status: 503 }, 2, rules);
+    expect(capped).toMatchObject({ action: 'unavailable', message: expect.stringMatching(/answered 503 3 time\(s\); gave up after 2 retries/) });
+    const long = await c.afterAnswer(u, 'GET', { status: 429, retryAfter: '60' }, 0, rules);
+    expect(long).toMatchObject({ action: 'unavailable', message: expect.stringMatching(/Retry-After 60, longer than the 5 s/) });
     expect(waits).toEqual([]);
   });
 });
@@ -520,5 +595,24 @@ describe('concurrency: retries go first, and nothing waits for ever', () => {
     await Promise.all([first, next, ...queued]);
     expect(order.slice(0, 2)).toEqual(['first', 'next-page']);
     expect(order.slice(2)).toEqual(['q0', 'q1', 'q2', 'q3']);
+  });
+
+  test('a retry goes before a continuation: after a refusal the refused request is the first to go again', async () => {
+    const order: string[] = [];
+    let n = 0;
+    const url = await server((_i, req, res) => {
+      const id = new URL(req.url!, 'http://x').searchParams.get('id')!;
+      const refused = ++n === 1;
+      order.push(`${id}${refused ? ':503' : ''}`);
+      setTimeout(() => (refused ? res.writeHead(503, { 'retry-after': '0' }).end() : res.end('ok')), 20);
+    });
+    const { c } = client(url, { concurrency: 1, sleep: undefined });
+    // The first request is refused while a walk's next page and a new request wait for the one slot.
+    const first = c.send(url, { query: { id: 'first' }, rules: clientRules('feed') });
+    await new Promise((r) => setTimeout(r, 5));
+    const next = c.send(url, { query: { id: 'next-page' }, continuation: true });
+    const fresh = c.send(url, { query: { id: 'new' } });
+    await Promise.all([first, next, fresh]);
+    expect(order).toEqual(['first:503', 'first', 'next-page', 'new']);
   });
 });

@@ -6,8 +6,12 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Agent, request as undiciRequest } from 'undici';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { ClientRules, Service } from './spec.js';
 import { Redactor } from './redact.js';
+import { decide, type RetryMode } from './retry-policy.js';
+
+export { statusMatches, isTransient, type RetryMode } from './retry-policy.js';
 
 export interface Exchange {
   seq: number;
@@ -63,11 +67,8 @@ export interface SendOptions {
   query?: Record<string, string | number | boolean | undefined>;
   /** The service's client rules; without them (or with retry: false) nothing is retried. */
   rules?: ClientRules;
-  /**
-   * false: never retry. 'rate-limits': retry only 429 (for requests that expect an error answer, where a 5xx is the
-   * answer under test, not unavailability).
-   */
-  retry?: boolean | 'rate-limits';
+  /** Which answers are retried (default true: what the rules retry); see RetryMode. */
+  retry?: RetryMode;
   /** A billable generation call (counted separately; never retried beyond the cap). */
   billable?: boolean;
   service?: Service;
@@ -132,10 +133,6 @@ export class BrokenBodyError extends TransportError {
   }
 }
 
-export function statusMatches(status: number, rules: ClientRules['retryOn']): boolean {
-  return rules.some((r) => (r === '5xx' ? status >= 500 && status <= 599 : r === status));
-}
-
 const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
 /**
@@ -151,14 +148,6 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/**
- * Statuses that say the target is (temporarily) unavailable rather than answering this request: rate limited,
- * or no upstream. Any other 5xx that persists through the retries, from a target that answers other requests
- * normally, is the target's answer to this request: a check judges it (a malformed body answered 500 every time
- * is a violation, not an outage).
- */
-const UNAVAILABLE_STATUSES = [429, 502, 503];
-
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
@@ -166,6 +155,38 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
 }
 
 const RECORDED_BODY_CHARS = 16_384;
+
+/**
+ * What the suite asks for, as the clients of a deployment do: a gzip-compressed body where the target (or a proxy in
+ * front of it) compresses. Every request asks alike, so every response is the same representation and ETags compare.
+ */
+export const ACCEPT_ENCODING = 'gzip';
+
+/** The body decoded from its Content-Encoding (RFC 9110 8.4), at most `max` bytes decoded. */
+export function decodeBody(raw: Buffer, contentEncoding: string | undefined, max: number): Buffer {
+  const codings = (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c && c !== 'identity');
+  // A HEAD or a 304 has no body to decode, whatever coding its representation has.
+  if (raw.length === 0) return raw;
+  let out = raw;
+  try {
+    // Codings are listed in the order they were applied: undo them from the last.
+    for (const coding of codings.reverse()) {
+      if (coding === 'gzip' || coding === 'x-gzip') out = gunzipSync(out, { maxOutputLength: max });
+      else if (coding === 'deflate') out = inflateSync(out, { maxOutputLength: max });
+      else if (coding === 'br') out = brotliDecompressSync(out, { maxOutputLength: max });
+      else throw new TransportError(`the body has a content-coding the suite did not ask for and cannot decode: ${coding}`);
+    }
+  } catch (e) {
+    if (e instanceof TransportError) throw e;
+    if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError)
+      throw new ResponseTooLargeError(`response body exceeds ${max} bytes once decoded; stopped reading`);
+    throw new TransportError(`the ${codings.join(', ')} body could not be decoded: ${(e as Error).message}`);
+  }
+  return out;
+}
 
 /**
  * Wait until the wall clock has advanced by at least `ms`. A timer may fire a millisecond before Date.now() says
@@ -192,6 +213,10 @@ export function inCheck<T>(scope: CheckScope, f: () => Promise<T>): Promise<T> {
 /** Statuses whose Retry-After asks the client to stop sending to the origin for a while (RFC 9110 10.2.3). */
 const PAUSING_STATUSES = [429, 503];
 
+/** Which requests go first to an origin: retries, then continuations (the next page of a walk), then the rest. */
+type Priority = 'retry' | 'continuation' | 'new';
+const priority = (attempt: number, continuation?: boolean): Priority => (attempt > 0 ? 'retry' : continuation ? 'continuation' : 'new');
+
 /** One origin's share of the client: requests in flight, requests waiting for a slot, the pause it asked for. */
 interface OriginGate {
   inFlight: number;
@@ -202,10 +227,20 @@ interface OriginGate {
    * each answer that is not (a rate-limited origin is not met again with a burst the moment its pause ends).
    */
   allowed: number;
-  /** Retries and continuations waiting to be sent: they go before requests not sent yet. */
-  retriesPending: number;
+  /**
+   * Retries and continuations waiting to be sent: they go before requests not sent yet, and retries before
+   * continuations (after a refusal the refused request is the first to go again: the requests still in flight when
+   * the refusal came are then the only ones between them, whatever a rate limit or an outage counts).
+   */
+  pending: Record<Exclude<Priority, 'new'>, number>;
   /** 429s and 503s without Retry-After in a row at this origin: the exponent of the origin's own backoff. */
   backoffLevel: number;
+  /**
+   * 429s and 503s the origin has answered so far. A request remembers the count when it is admitted: only the
+   * answers of requests admitted after the latest refusal raise `allowed` again (a slow start after the refusal,
+   * not the requests that were already in flight when it came).
+   */
+  refusals: number;
   /** No request may start before this time (epoch ms): a Retry-After the origin sent. */
   pausedUntil: number;
   pausedBy?: string;
@@ -225,7 +260,7 @@ export class HttpClient {
   /** Consecutive unavailable/unanswered outcomes per origin, and origins the breaker has given up on. */
   private readonly streak = new Map<string, number>();
   private readonly tripped = new Map<string, string>();
-  /** Origins that have answered a request with a status the rules do not retry: the target is up. */
+  /** Origins that have answered a request normally (below 500, not 429): the target is up. */
   private readonly answered = new Set<string>();
 
   constructor(opts: HttpClientOptions) {
@@ -255,7 +290,7 @@ export class HttpClient {
   private gate(origin: string): OriginGate {
     let g = this.gates.get(origin);
     if (!g) {
-      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.limit, backoffLevel: 0, retriesPending: 0, pausedUntil: 0 };
+      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.limit, backoffLevel: 0, refusals: 0, pending: { retry: 0, continuation: 0 }, pausedUntil: 0 };
       this.gates.set(origin, g);
     }
     return g;
@@ -268,14 +303,17 @@ export class HttpClient {
 
   /**
    * What an answer tells the client about its origin. A 429 or 503 brings the requests allowed in flight down to 1
-   * (any other answer raises them by one, up to --concurrency), and one carrying Retry-After pauses every request
-   * to the origin, not only the retry of the request that got it: the whole client waits. A pause longer than
-   * --max-retry-wait is not waited out: requests that would have to wait it end as unavailable.
+   * (each later answer that is not, to a request sent after it, raises them by one, up to --concurrency), and one
+   * carrying Retry-After pauses every request to the origin, not only the retry of the request that got it: the
+   * whole client waits. A pause longer than --max-retry-wait is not waited out: requests that would have to wait it
+   * end as unavailable. `epoch`: the origin's refusal count when the request was admitted.
    */
-  private noteAnswer(origin: string, status: number | undefined, retryAfter: string | undefined, where: string): void {
+  private noteAnswer(origin: string, status: number | undefined, retryAfter: string | undefined, where: string, epoch: number): void {
     if (status === undefined) return;
+    if (status < 500 && status !== 429) this.answered.add(origin);
     const g = this.gate(origin);
     if (!PAUSING_STATUSES.includes(status)) {
+      if (epoch !== g.refusals) return;
       g.backoffLevel = 0;
       if (g.allowed < this.limit) {
         g.allowed++;
@@ -283,6 +321,7 @@ export class HttpClient {
       }
       return;
     }
+    g.refusals++;
     g.allowed = 1;
     const ms = retryAfterMs(retryAfter);
     if (ms === undefined || ms <= 0) return;
@@ -303,16 +342,16 @@ export class HttpClient {
    * Wait for the origin's pause to pass and for a free slot, then admit the request: the origin is allowed and the
    * budget has room. The request is counted here, before it is sent, so that concurrent requests never overspend
    * the budget. `waited`: the end of a pause the caller has already waited out. Returns the function that frees
-   * the slot.
+   * the slot, and the origin's refusal count at admission (for noteAnswer).
    */
-  private async acquire(url: URL, waited = 0, retry = false): Promise<() => void> {
+  private async acquire(url: URL, waited = 0, kind: Priority = 'new'): Promise<{ release: () => void; epoch: number }> {
     const origin = url.origin;
     const g = this.gate(origin);
     try {
       this.refuseForeign(origin);
-      await this.slot(g, origin, waited, retry);
+      await this.slot(g, origin, waited, kind);
     } finally {
-      if (retry && --g.retriesPending === 0) this.wakeNext(g);
+      if (kind !== 'new' && --g.pending[kind] === 0) this.wakeNext(g);
     }
     // The slot is taken (slot() counted it in flight). A request that waited for it while the breaker gave up on the
     // origin is not sent; the budget is checked and the request counted at once.
@@ -320,8 +359,12 @@ export class HttpClient {
     const release = () => {
       if (released) return;
       released = true;
-      g.inFlight--;
-      this.wakeNext(g);
+      // The slot is given up after the caller has seen the answer: a request it retries is marked pending
+      // (afterAnswer) before any waiting request looks for the slot, so the retry goes first.
+      setImmediate(() => {
+        g.inFlight--;
+        this.wakeNext(g);
+      });
     };
     const given = this.tripped.get(origin);
     if (given) {
@@ -334,15 +377,15 @@ export class HttpClient {
     }
     this.sent++;
     g.peak = Math.max(g.peak, g.inFlight);
-    return release;
+    return { release, epoch: g.refusals };
   }
 
   /**
    * Wait until the origin's pause has passed and a slot is free, and take it. A retry (of a request the origin answered 429/503,
-   * say) goes before requests not sent yet: when a pause ends, the request that was refused is the first to go, not
-   * the last of a crowd that meets the limit again.
+   * say) goes before continuations, and both before requests not sent yet: when a pause ends, the request that was
+   * refused is the first to go, not the last of a crowd that meets the limit again.
    */
-  private async slot(g: OriginGate, origin: string, waited: number, retry: boolean): Promise<void> {
+  private async slot(g: OriginGate, origin: string, waited: number, kind: Priority): Promise<void> {
     for (;;) {
       // A retry that has just waited out the pause its own response set does not wait for it twice.
       const wait = g.pausedUntil <= waited ? 0 : g.pausedUntil - Date.now();
@@ -358,7 +401,8 @@ export class HttpClient {
         if (g.pausedUntil > until) continue;
       }
       // g.allowed never exceeds the configured bound (noteAnswer raises it up to that).
-      if (g.inFlight < g.allowed && (retry || g.retriesPending === 0)) {
+      const ahead = kind === 'retry' ? 0 : kind === 'continuation' ? g.pending.retry : g.pending.retry + g.pending.continuation;
+      if (g.inFlight < g.allowed && ahead === 0) {
         // Taken in the same turn as the test above: no other request can take it in between.
         g.inFlight++;
         return;
@@ -382,10 +426,12 @@ export class HttpClient {
     method: string,
     requestHeaders: Record<string, string>,
     service?: Service,
-    retry: { attempt: number; waited: number } = { attempt: 0, waited: 0 },
+    retry: { attempt: number; waited: number; continuation?: boolean } = { attempt: 0, waited: 0 },
   ): Promise<(outcome: Partial<Exchange>) => void> {
     const httpUrl = new URL(url.href.replace(/^ws/, 'http'));
-    const release = await this.acquire(httpUrl, retry.waited, retry.attempt > 0);
+    const kind = priority(retry.attempt, retry.continuation);
+    if (kind === 'continuation') this.gate(httpUrl.origin).pending.continuation++;
+    const { release, epoch } = await this.acquire(httpUrl, retry.waited, kind);
     const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
@@ -393,7 +439,7 @@ export class HttpClient {
       release();
       if (outcome.billable && outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) this.billable++;
       else delete outcome.billable;
-      this.noteAnswer(httpUrl.origin, outcome.status, outcome.responseHeaders?.['retry-after'], `${method} ${red.redact(url.href)}`);
+      this.noteAnswer(httpUrl.origin, outcome.status, outcome.responseHeaders?.['retry-after'], `${method} ${red.redact(url.href)}`, epoch);
       this.recordExchange(scope, {
         seq: ++this.seq,
         check: scope?.check,
@@ -454,6 +500,7 @@ export class HttpClient {
   private async attempts(url: URL, o: SendOptions): Promise<HttpResponse> {
     const method = (o.method ?? 'GET').toUpperCase();
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'accept-encoding')) headers['accept-encoding'] = ACCEPT_ENCODING;
     let body: string | undefined;
     if (typeof o.body === 'string') body = o.body;
     else if (o.body !== undefined) {
@@ -461,8 +508,7 @@ export class HttpClient {
       if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     }
     const attempts: Exchange[] = [];
-    const rules =
-      o.retry === false ? undefined : o.retry === 'rate-limits' && o.rules ? { ...o.rules, retryOn: o.rules.retryOn.filter((r) => r === 429) } : o.rules;
+    const rules = o.retry === false ? undefined : o.rules;
     let waited = 0;
     for (let attempt = 0; ; attempt++) {
       let res: RawResult;
@@ -472,51 +518,56 @@ export class HttpClient {
         // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
         if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
         attempts.push(err.exchange);
-        this.gate(url.origin).retriesPending++;
+        this.gate(url.origin).pending.retry++;
         await this.sleep(this.retryDelay(undefined, attempt, rules));
         continue;
       }
       attempts.push(res.exchange);
-      const retryable = rules !== undefined && statusMatches(res.status, rules.retryOn);
-      if (!retryable) {
-        this.answered.add(url.origin);
-        return this.response(url, res, attempts);
-      }
-      const next = await this.retryAfterAnswer(url, method, res.status, res.headers['retry-after'], attempt, rules);
-      if (next.retry) {
-        waited = next.waited;
-        continue;
-      }
-      // The same 5xx every time from a target that answers other requests: its answer to this request.
-      if (next.why === 'cap' && !UNAVAILABLE_STATUSES.includes(res.status) && this.answered.has(url.origin)) return this.response(url, res, attempts);
-      throw new TargetUnavailableError(next.message, res.status);
+      const next = rules
+        ? await this.afterAnswer(url, method, { status: res.status, retryAfter: res.headers['retry-after'], body: res.text }, attempt, rules, o.retry ?? true)
+        : ({ action: 'answer' } as const);
+      if (next.action === 'answer') return this.response(url, res, attempts);
+      if (next.action === 'unavailable') throw new TargetUnavailableError(next.message, res.status);
+      waited = next.waited;
     }
   }
 
   /**
-   * The client's retry policy after an answer its rules retry, the same for every way the suite sends: its own
-   * requests, the raw reader's and an official client's fetch. Within the cap it waits, then returns `retry` and
-   * the end of the pause it waited out (for the next admission, which then does not wait for it twice):
+   * The client's retry policy after an answer, the same for every way the suite sends: its own requests, the raw
+   * reader's, the WebSocket handshake and an official client's fetch. The decision is retry-policy.ts's (`decide`);
+   * here it is carried out. To retry, it waits, then returns the end of the pause it waited out (for the next
+   * admission, which then does not wait for it twice):
    * - Retry-After when given (noteAnswer has already paused the whole origin for it);
    * - else exponential backoff; for a 429 or 503 the whole origin backs off, exponentially in the number of such
    *   answers in a row from any request to it, so that concurrent checks do not keep a rate-limited target busy
    *   (and its window full) while this one waits.
-   * The next request to the origin is then a retry, which goes before requests not sent yet. Past the cap, or when
-   * the wait is longer than --max-retry-wait, it does not wait and says why.
+   * The next request to the origin is then a retry, which goes before requests not sent yet. When the cap is spent,
+   * or the wait is longer than --max-retry-wait, the target is unavailable, with the reason.
    */
-  async retryAfterAnswer(
+  async afterAnswer(
     url: URL,
     method: string,
-    status: number,
-    retryAfter: string | undefined,
+    answer: { status: number; retryAfter?: string; body?: string },
     attempt: number,
     rules: ClientRules,
-  ): Promise<{ retry: true; waited: number } | { retry: false; why: 'cap' | 'wait'; message: string }> {
+    mode: RetryMode = true,
+  ): Promise<{ action: 'answer' } | { action: 'retry'; waited: number } | { action: 'unavailable'; message: string }> {
+    const { status, retryAfter } = answer;
+    const decision = decide({
+      mode,
+      rules,
+      status,
+      body: answer.body,
+      retryAfter,
+      attempt,
+      maxRetries: this.opts.maxRetries,
+      originAnswers: this.answered.has(url.origin),
+    });
+    if (decision.action === 'answer') return decision;
     const where = `${method} ${this.opts.redactor.redact(url.href)}`;
-    if (attempt >= this.opts.maxRetries) {
+    if (decision.action === 'unavailable') {
       return {
-        retry: false,
-        why: 'cap',
+        action: 'unavailable',
         message: `target unavailable: ${where} answered ${status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
       };
     }
@@ -528,16 +579,15 @@ export class HttpClient {
     }
     if (wait > this.opts.maxRetryWaitMs) {
       return {
-        retry: false,
-        why: 'wait',
+        action: 'unavailable',
         message: `target unavailable: ${where} answered ${status} with Retry-After ${retryAfter}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits`,
       };
     }
     // The pause this answer set is waited out here; one that others set later (longer) is waited for on admission.
     const own = g.pausedUntil;
-    g.retriesPending++;
+    g.pending.retry++;
     await this.sleep(wait);
-    return { retry: true, waited: own };
+    return { action: 'retry', waited: own };
   }
 
   /** The wait before retry number attempt+1: Retry-After when given, else exponential backoff with full jitter. */
@@ -577,8 +627,9 @@ export class HttpClient {
   ): Promise<RawResult> {
     // Every attempt after the first is a retry: it goes before requests not sent yet, as a continuation does (its
     // place is kept from now, as a retry's is from when it was decided).
-    if (attempt === 0 && o.continuation) this.gate(url.origin).retriesPending++;
-    const release = await this.acquire(url, waited, attempt > 0 || o.continuation === true);
+    const kind = priority(attempt, o.continuation);
+    if (kind === 'continuation') this.gate(url.origin).pending.continuation++;
+    const { release, epoch } = await this.acquire(url, waited, kind);
     const scope = checkScopes.getStore();
     const started = Date.now();
     const red = this.opts.redactor;
@@ -619,8 +670,10 @@ export class HttpClient {
         const code = (err as { code?: string }).code;
         if (!(res.statusCode === 304 && bytes === 0 && code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) throw err;
       }
-      const text = Buffer.concat(chunks).toString('utf8');
       const rh = flattenHeaders(res.headers);
+      const decoded = decodeBody(Buffer.concat(chunks), rh['content-encoding'], this.opts.maxBodyBytes);
+      const text = decoded.toString('utf8');
+      bytes = decoded.length;
       Object.assign(exchange, {
         status: res.statusCode,
         responseHeaders: red.redactRecord(rh),
@@ -632,7 +685,7 @@ export class HttpClient {
         this.billable++;
         exchange.billable = true;
       }
-      this.noteAnswer(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`);
+      this.noteAnswer(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`, epoch);
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);

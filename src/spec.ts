@@ -253,6 +253,11 @@ export function field(value: unknown, dotted: string): unknown {
 
 export interface ClientRules {
   retryOn: (number | '5xx')[];
+  /**
+   * Refusals that say the target is unavailable for now (rate limited, no upstream), not what it answers to this
+   * request: retried whatever the request expects, and past the retry cap the target is unavailable.
+   */
+  transient: { statuses: number[]; answerCodes?: { on: number[]; codes: string[] } };
   retryAfterRequired?: boolean;
   backoff?: { baseMs: number; maxMs: number; jitter: 'equal' };
   requirements: string[];

@@ -30,7 +30,7 @@ const samples = (key: string) =>
         headers: { authorization: `Bearer ${key}` },
         body: minimalBody('chatCompletions', model),
         billable: true,
-        retry: 'rate-limits',
+        retry: 'transient',
       }),
     ];
     const vendorB = [
@@ -39,7 +39,7 @@ const samples = (key: string) =>
         headers: { authorization: `Bearer ${key}`, ...protocolHeaders('messages') },
         body: minimalBody('messages', model),
         billable: true,
-        retry: 'rate-limits',
+        retry: 'transient',
       }),
       await gatewaySend('/v1/messages', {
         method: 'POST',

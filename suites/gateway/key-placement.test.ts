@@ -69,7 +69,7 @@ checkGroup('a request without any credential is refused with 401', () => {
               headers: protocolHeaders(op.operationId),
               body: minimalBody(op.operationId, m, op.operationId === 'chatCompletions' ? null : 16),
               billable: true,
-              retry: 'rate-limits',
+              retry: 'transient',
             })
           : await unknownModelRequest(op, undefined);
         t.observe('status without a credential', String(res.status));

@@ -96,7 +96,7 @@ checkGroup('requests the gateway must refuse', () => {
           headers: { ...bearer(key), ...protocolHeaders(op) },
           body: minimalBody(op, model),
           billable: true,
-          retry: 'rate-limits',
+          retry: 'transient',
         });
         t.observe('status', String(res.status));
         keyTaken(res, `POST ${path}`);
@@ -117,7 +117,7 @@ checkGroup('requests the gateway must refuse', () => {
       body: minimalBody('chatCompletions', model),
       billable: true,
       // A 429 is retried (rate limiting says nothing about the model); a 5xx is the answer, not retried.
-      retry: 'rate-limits',
+      retry: 'transient',
     });
     keyTaken(res, 'POST /v1/chat/completions');
     expect(res.status, `POST /v1/chat/completions naming ${model}`).toBe(404);

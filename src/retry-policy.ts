@@ -1,0 +1,88 @@
+/**
+ * The suite's retry decision as pure functions: which answers are transient refusals, and what to do after an
+ * answer (take it, retry it, or give up). The HTTP client (src/http.ts) applies the decision: it waits, pauses the
+ * origin and counts. Every way the suite sends (its own requests, the raw reader, the WebSocket handshake, the
+ * official clients' fetch) decides through these functions.
+ */
+import type { ClientRules } from './spec.js';
+
+/**
+ * How a request treats answers its service's rules retry:
+ * - true: retry what the rules retry (feed 429/503, gateway 429/5xx); a 5xx that persists past the cap from a
+ *   target that answers other requests is its answer, a transient refusal that persists is unavailability;
+ * - 'transient': retry only transient refusals, for requests that expect an error answer (a 500 is then the answer
+ *   under test, at once; a 503 with no upstream account is not);
+ * - { answer }: as 'transient', except that a refusal `answer` accepts is the answer under test (the rate-limit
+ *   checks want the 429, yet an outage's 503 meanwhile is retried);
+ * - false: retry nothing.
+ */
+export type RetryMode = boolean | 'transient' | { answer: (a: { status: number; retryAfter?: string }) => boolean };
+
+/** The error codes an answer body carries, in either vendor envelope (vendor A error.code, vendor B error.type) or at the top level. */
+function bodyCodes(body: string | undefined): string[] {
+  if (!body) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  if (typeof parsed !== 'object' || parsed === null) return [];
+  const top = parsed as Record<string, unknown>;
+  const e = typeof top.error === 'object' && top.error !== null ? (top.error as Record<string, unknown>) : {};
+  return [e.code, e.type, top.code].filter((c): c is string => typeof c === 'string');
+}
+
+/**
+ * A transient refusal: a status the service's rules call transient (429; feed 503; gateway 502/503), unless its
+ * body carries a code that makes it the target's answer about this request (a gateway 503 model_not_found).
+ */
+export function isTransient(rules: ClientRules, status: number, body?: string): boolean {
+  const t = rules.transient;
+  if (!t.statuses.includes(status)) return false;
+  const answers = t.answerCodes;
+  return !answers?.on.includes(status) || !bodyCodes(body).some((c) => answers.codes.includes(c));
+}
+
+export function statusMatches(status: number, retryOn: ClientRules['retryOn']): boolean {
+  return retryOn.some((r) => (r === '5xx' ? status >= 500 && status <= 599 : r === status));
+}
+
+/** Whether the request's mode retries this answer at all. */
+export function retries(mode: RetryMode, rules: ClientRules, status: number, body?: string, retryAfter?: string): boolean {
+  if (mode === false) return false;
+  if (mode === true) return statusMatches(status, rules.retryOn) || isTransient(rules, status, body);
+  if (typeof mode === 'object' && mode.answer({ status, retryAfter })) return false;
+  return isTransient(rules, status, body);
+}
+
+export type RetryDecision =
+  /** The answer is the target's: the check judges it. */
+  | { action: 'answer' }
+  /** Retry, within the cap. */
+  | { action: 'retry' }
+  /** The cap is spent on refusals that say the target is unavailable: the check is unavailable, not failed. */
+  | { action: 'unavailable' };
+
+/**
+ * What to do after an answer, attempt 0 being the first request. Within the cap a retried answer is retried. Past it,
+ * a transient refusal means the target is unavailable; any other status the rules retry (the same 5xx every time)
+ * is the target's answer when the origin answers other requests normally, and unavailability when it answers
+ * nothing else.
+ */
+export function decide(a: {
+  mode: RetryMode;
+  rules: ClientRules;
+  status: number;
+  body?: string;
+  retryAfter?: string;
+  attempt: number;
+  maxRetries: number;
+  /** The origin has answered some request with a status the rules do not retry. */
+  originAnswers: boolean;
+}): RetryDecision {
+  if (!retries(a.mode, a.rules, a.status, a.body, a.retryAfter)) return { action: 'answer' };
+  if (a.attempt < a.maxRetries) return { action: 'retry' };
+  if (isTransient(a.rules, a.status, a.body)) return { action: 'unavailable' };
+  return a.originAnswers ? { action: 'answer' } : { action: 'unavailable' };
+}
