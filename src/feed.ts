@@ -108,6 +108,12 @@ export interface FeedOperation {
   operationId: string;
   /** A concrete request for it, built from values the target returned. */
   resolve(): Promise<{ path: string; query?: SendOptions['query']; evidence: HttpResponse[] }>;
+  /**
+   * Where its body holds the resource's content, through the profile: the listed entries and the paging state (a
+   * cursor is content: a new one means the listing moved). The rest of a body is its envelope (schemaVersion, a
+   * per-request asOf or request stamp), which says nothing about whether the resource changed.
+   */
+  content(): string[];
 }
 
 export interface OperationProbe {
@@ -123,47 +129,109 @@ export interface OperationProbe {
 /** 404 is a documented answer of these operations; it leaves nothing to check, but is no violation. */
 export const MAY_BE_ABSENT = new Set(['latestDaily', 'getDaily', 'getStory']);
 
-/** Each operation probed once per run (GET, GET again, conditional GET), shared by every check that needs it. */
+/**
+ * Each operation probed once per run (GET, GET again, conditional GET), shared by every check that needs it. The
+ * second and third requests follow the first at once (before requests not sent yet): on a live feed, the less time
+ * between them, the less chance the content moves in between.
+ */
 export function operationProbe(op: FeedOperation): Promise<OperationProbe> {
   return once(`probe:${op.operationId}`, async () => {
     const { path, query, evidence } = await op.resolve();
     const first = await feedGet(path, { query });
-    const again = await feedGet(path, { query });
+    const again = await feedGet(path, { query, continuation: true });
     const etag = first.header('etag');
-    const conditional = etag ? await feedGet(path, { query, headers: { 'if-none-match': etag } }) : undefined;
+    const conditional = etag ? await feedGet(path, { query, headers: { 'if-none-match': etag }, continuation: true }) : undefined;
     return { first, again, conditional, evidence: [...evidence, first, again, ...(conditional ? [conditional] : [])] };
   });
 }
 
+/**
+ * Whether request `b` gives the same `key` as request `a`, on a feed that may change between any two requests.
+ * `a`, then at once `b`; when they differ, at once `a` again: equal to `b`, the feed moved before `b` (the same);
+ * equal to the first `a`, nothing moved and `b` differs (content only moves on: an edit or an addition is not
+ * undone). When all three differ the feed moved twice, and the comparison is tried again, `tries` times in all
+ * (default 3); then it is undecided ('moving').
+ */
+export async function compareLive(
+  a: (o: { continuation: boolean }) => Promise<HttpResponse>,
+  b: (o: { continuation: boolean }) => Promise<HttpResponse>,
+  key: (res: HttpResponse) => string,
+  o: { tries?: number; firstA?: HttpResponse } = {},
+): Promise<{ outcome: 'same' | 'different' | 'moving'; first: HttpResponse; second: HttpResponse; responses: HttpResponse[] }> {
+  const tries = o.tries ?? 3;
+  const responses: HttpResponse[] = [];
+  for (let attempt = 0; ; attempt++) {
+    // A first `a` taken earlier in the run may stand in for the first one: it can only be older, and the third
+    // request shows whether the feed moved since.
+    const first = attempt === 0 && o.firstA ? o.firstA : await a({ continuation: attempt > 0 });
+    const second = await b({ continuation: true });
+    responses.push(first, second);
+    if (key(first) === key(second)) return { outcome: 'same', first, second, responses };
+    const again = await a({ continuation: true });
+    responses.push(again);
+    if (key(again) === key(second)) return { outcome: 'same', first: again, second, responses };
+    if (key(again) === key(first)) return { outcome: 'different', first, second, responses };
+    if (attempt + 1 >= tries) return { outcome: 'moving', first, second, responses };
+  }
+}
+
 /** One concrete request per documented GET operation. */
 export const FEED_OPERATIONS: FeedOperation[] = [
-  { operationId: 'listItems', resolve: async () => ({ path: '/api/v1/items', evidence: [] }) },
-  { operationId: 'hotTopics', resolve: async () => ({ path: '/api/v1/hot-topics', evidence: [] }) },
+  {
+    operationId: 'listItems',
+    resolve: async () => ({ path: '/api/v1/items', evidence: [] }),
+    content: () => [profile().items.list!, profile().items.hasMore!, profile().items.nextCursor!],
+  },
+  { operationId: 'hotTopics', resolve: async () => ({ path: '/api/v1/hot-topics', evidence: [] }), content: () => [profile().hotTopics.list!] },
   {
     operationId: 'getStory',
     resolve: async () => {
       const s = await liveStory();
       return { path: `/api/v1/stories/${encodeURIComponent(s.id)}`, evidence: s.evidence };
     },
+    content: () => [profile().story.root!],
   },
-  { operationId: 'listDailies', resolve: async () => ({ path: '/api/v1/dailies', evidence: [] }) },
-  { operationId: 'latestDaily', resolve: async () => ({ path: '/api/v1/dailies/latest', evidence: [] }) },
+  { operationId: 'listDailies', resolve: async () => ({ path: '/api/v1/dailies', evidence: [] }), content: () => [profile().dailies.list!] },
+  { operationId: 'latestDaily', resolve: async () => ({ path: '/api/v1/dailies/latest', evidence: [] }), content: () => [profile().daily.root!] },
   {
     operationId: 'getDaily',
     resolve: async () => {
       const d = await archiveDate();
       return { path: `/api/v1/dailies/${d.date}`, evidence: d.evidence };
     },
+    content: () => [profile().daily.root!],
   },
-  { operationId: 'selectedSnapshot', resolve: async () => ({ path: '/api/v1/selected/snapshot', query: { limit: 1 }, evidence: [] }) },
+  {
+    operationId: 'selectedSnapshot',
+    resolve: async () => ({ path: '/api/v1/selected/snapshot', query: { limit: 1 }, evidence: [] }),
+    // The document's own names for the paging state of a snapshot page.
+    content: () => [profile().snapshot.list!, 'hasMore', 'nextPage', 'cursor'],
+  },
   {
     operationId: 'selectedChanges',
     resolve: async () => {
       const c = await snapshotCursor();
       return { path: '/api/v1/selected/changes', query: { [runContext().profile.feed.changes.cursorParam!]: c.cursor }, evidence: c.evidence };
     },
+    content: () => [profile().changes.list!, profile().changes.hasMore!, profile().changes.nextCursor!],
   },
 ];
+
+/**
+ * The content of a response to `op`, as a string to compare: its status and the body's content fields (see
+ * FeedOperation.content); the whole body when it is not a JSON object. Two responses of equal content show an
+ * unchanged resource, whatever their envelopes (a per-request asOf) say.
+ */
+export function contentOf(op: FeedOperation, res: Pick<HttpResponse, 'status' | 'body'>): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    return `${res.status} ${res.body}`;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return `${res.status} ${res.body}`;
+  return `${res.status} ${JSON.stringify(op.content().map((path) => field(body, path) ?? null))}`;
+}
 
 // ---------------------------------------------------------------- reading responses through the profile
 

@@ -6,7 +6,7 @@
  */
 import { check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
-import { feedGet, listOf, once, profile } from '../../src/feed.js';
+import { compareLive, feedGet, listOf, once, profile } from '../../src/feed.js';
 import {
   boundaries,
   invalidEnumValues,
@@ -144,22 +144,35 @@ for (const o of OPERATIONS) {
         // The operation's own defaults requirement when it has one (items), else the parameter's rule: one requirement per check.
         const reqs = o.defaults ? [o.defaults] : [req];
         check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async (t) => {
-          const plain = await once(`plain:${path}`, () => feedGet(path));
-          const explicit = await get(String(s.default));
-          t.cite(plain);
+          const list = (r: HttpResponse) => (r.status === 200 ? JSON.stringify(listOf(listingJson(r), o.list())) : `status ${r.status}`);
+          // The request without the parameter and the one with its default, compared as a live feed allows: the
+          // listing may move on between two requests (compareLive tells that from a real difference).
+          // Control: the operation answers 200 without the parameter (whether it does is the anonymous-access check's).
+          const plainFirst = await once(`plain:${path}`, () => feedGet(path));
+          precondition(
+            plainFirst.status === 200,
+            `GET ${path} answered ${plainFirst.status} without parameters, not 200 (reported by the anonymous-access check)`,
+          );
+          const cmp = await compareLive(
+            (c) => feedGet(path, c),
+            (c) => feedGet(path, { query: { [p.name]: String(s.default) }, ...c }),
+            list,
+            { firstA: plainFirst },
+          );
+          t.cite(...cmp.responses);
+          const { first: plain, second: explicit } = cmp;
           expect([plain.status, explicit.status]).toEqual([200, 200]);
-          const list = (r: typeof plain) => JSON.stringify(listOf(listingJson(r), o.list()));
-          if (list(explicit) === list(plain)) return;
+          if (cmp.outcome === 'same') return;
+          if (cmp.outcome === 'moving')
+            throw new PreconditionFailed(
+              `setup error (precondition): the listing changed between every two requests, each sent at once after the other (${cmp.responses.length} requests): the feed changes faster than the comparison can finish`,
+            );
           // An explicit limit that is not honored is the limit rule's defect (reported by its range check), not the default's.
           const n = listOf(listingJson(explicit), o.list()).length;
           if (s.type === 'integer' && p.name === 'limit' && n > Number(s.default))
             throw new PreconditionFailed(
               `setup error (precondition): ${p.name}=${String(s.default)} returned ${n} entries: the value is not honored (reported by the ${p.name} range checks)`,
             );
-          // They differ: either the default is not that value, or the listing moved on meanwhile. Ask once more.
-          const again = await feedGet(path);
-          if (list(again) === list(explicit)) return;
-          if (list(again) !== list(plain)) throw new PreconditionFailed('setup error (precondition): the listing changed between identical requests');
           expect(list(explicit), `${p.name}=${String(s.default)} lists what the request without it lists`).toBe(list(plain));
         });
       }
