@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: a full conformance run against the embedded reference deployments, timed end to end as a user
- * runs it (a child process), then once per service. Prints wall time, requests sent and billable calls.
+ * runs it (a child process), then once per service, then against each imperfect reference configuration (outage,
+ * rate limit, busy writer, behind a proxy). Prints wall time, requests sent and billable calls.
  *
  * `npm run bench -- --latency 50` (several: `--latency 50,150` or `--latency 50 --latency 150`): the same check of
  * both reference deployments, each behind a loopback proxy that holds every request that long before forwarding it
@@ -16,11 +17,13 @@ import { randomInt } from 'node:crypto';
 import { startFeedReference } from '../fixtures/feed/reference.js';
 import { keyEnv, startGatewayReference } from '../fixtures/gateway/reference.js';
 import { startLatencyProxy, type LatencyProxyStats } from './latency-proxy.js';
+import { REFERENCE_CONFIGURATIONS, type ReferenceConfiguration } from '../fixtures/variants.js';
 
 const HELP = `npm run bench [-- options]
 
   (no option)        full run with and without the HTML report, then each service alone, against the embedded
-                     reference deployments
+                     reference deployments; then the full run and the feed alone against each imperfect reference
+                     configuration (outage, rate-limit, busy-writer, proxy)
   --latency MS       both reference deployments behind a loopback proxy holding each request MS milliseconds
                      before forwarding it; full run (no HTML) with --concurrency 1, then with the default.
                      Repeat it or give a list: --latency 50,150
@@ -63,10 +66,17 @@ async function loopbackRows() {
 
   console.log('benchmark: npm run conformance against the embedded reference deployments\n');
   console.log(
-    `${'run'.padEnd(34)}${'wall'.padStart(8)}${'suite'.padStart(8)}${'checks'.padStart(8)}${'requests'.padStart(10)}${'feed'.padStart(7)}${'gateway'.padStart(9)}${'billable'.padStart(10)}  verdict`,
+    `${'run'.padEnd(36)}${'wall'.padStart(8)}${'suite'.padStart(8)}${'checks'.padStart(8)}${'requests'.padStart(10)}${'feed'.padStart(7)}${'gateway'.padStart(9)}${'billable'.padStart(10)}  verdict`,
   );
-  for (const r of runs) {
-    const run = await runCli(r.args);
+  const rows: { name: string; run: () => Promise<CliRun> }[] = runs.map((r) => ({ name: r.name, run: () => runCli(r.args) }));
+  // The imperfect reference configurations (a live service's outages, rate limits, writes and proxy), each beside
+  // the plain run: what a rude target costs in time and requests.
+  for (const conf of REFERENCE_CONFIGURATIONS.filter((c) => IMPERFECT.includes(c.id))) {
+    rows.push({ name: `full run, ${conf.id}, no HTML`, run: () => throughConfiguration(conf, ['--no-html']) });
+    rows.push({ name: `feed only, ${conf.id}, no HTML`, run: () => throughConfiguration(conf, ['--service', 'feed', '--no-html']) });
+  }
+  for (const r of rows) {
+    const run = await r.run();
     const s = run.summary;
     if (!s) {
       console.log(`${r.name}: no summary (exit ${run.code})\n${run.stderr.slice(-1000)}`);
@@ -74,7 +84,7 @@ async function loopbackRows() {
       continue;
     }
     const cells = [
-      r.name.padEnd(34),
+      r.name.padEnd(36),
       secs(run.durationMs).padStart(8),
       secs(s.durationMs).padStart(8),
       String(s.counts.total).padStart(8),
@@ -87,6 +97,24 @@ async function loopbackRows() {
     console.log(cells.join(''));
   }
   console.log('\nwall: the whole command (process start, vitest, reports); suite: from the start of checking to the summary.');
+}
+
+/** The reference configurations a live service resembles: each refuses, moves or wraps what the suite reads. */
+const IMPERFECT = ['outage', 'rate-limit', 'busy-writer', 'proxy'];
+
+/** One run against fresh deployments of a reference configuration, with `--runs 50` as in the zero-config run. */
+async function throughConfiguration(conf: ReferenceConfiguration, args: string[]): Promise<CliRun> {
+  const feed = await startFeedReference({ options: conf.feed });
+  const gateway = await startGatewayReference({ options: conf.gateway });
+  try {
+    return await runCli(['--feed-url', feed.url, '--gateway-url', gateway.url, '--runs', '50', ...args], {
+      env: { ...keyEnv(gateway.keys), ...conf.env },
+      reportDir: mkdtempSync(path.join(tmpdir(), `bench-${conf.id}-`)),
+      timeoutMs: 1_200_000,
+    });
+  } finally {
+    await Promise.all([feed.close(), gateway.close()]);
+  }
 }
 
 interface LatencyRow {
