@@ -85,9 +85,12 @@ describe('after the answer: take it, retry it, or give up', () => {
   test('a request whose refusal is under test takes that refusal, and retries an outage meanwhile', () => {
     expect(decide({ ...base, mode: false, status: 429, attempt: 0 })).toEqual({ action: 'answer' });
     // The per-user 429 check: a 429 without Retry-After is its answer; an IP-level 429 (with it) and a 503 are not.
-    const perUser = { answer: (a: { status: number; retryAfter?: string }) => a.status === 429 && a.retryAfter === undefined };
+    const perUser = {
+      answer: (a: { status: number; retryAfter?: string; attempt: number }) => a.status === 429 && (a.retryAfter === undefined || a.attempt > 0),
+    };
     expect(decide({ ...base, mode: perUser, status: 429, attempt: 0 })).toEqual({ action: 'answer' });
     expect(decide({ ...base, mode: perUser, status: 429, retryAfter: '1', attempt: 0 })).toEqual({ action: 'retry' });
+    expect(decide({ ...base, mode: perUser, status: 429, retryAfter: '1', attempt: 1 })).toEqual({ action: 'answer' });
     expect(decide({ ...base, mode: perUser, status: 503, body: vendorA('channel:no_available_key'), attempt: 0 })).toEqual({ action: 'retry' });
     expect(decide({ ...base, mode: perUser, status: 500, attempt: 0 })).toEqual({ action: 'answer' });
   });

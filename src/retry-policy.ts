@@ -16,7 +16,7 @@ import type { ClientRules } from './spec.js';
  *   checks want the 429, yet an outage's 503 meanwhile is retried);
  * - false: retry nothing.
  */
-export type RetryMode = boolean | 'transient' | { answer: (a: { status: number; retryAfter?: string }) => boolean };
+export type RetryMode = boolean | 'transient' | { answer: (a: { status: number; retryAfter?: string; attempt: number }) => boolean };
 
 /** The error codes an answer body carries, in either vendor envelope (vendor A error.code, vendor B error.type) or at the top level. */
 function bodyCodes(body: string | undefined): string[] {
@@ -49,10 +49,10 @@ export function statusMatches(status: number, retryOn: ClientRules['retryOn']): 
 }
 
 /** Whether the request's mode retries this answer at all. */
-export function retries(mode: RetryMode, rules: ClientRules, status: number, body?: string, retryAfter?: string): boolean {
+export function retries(mode: RetryMode, rules: ClientRules, status: number, body?: string, retryAfter?: string, attempt = 0): boolean {
   if (mode === false) return false;
   if (mode === true) return statusMatches(status, rules.retryOn) || isTransient(rules, status, body);
-  if (typeof mode === 'object' && mode.answer({ status, retryAfter })) return false;
+  if (typeof mode === 'object' && mode.answer({ status, retryAfter, attempt })) return false;
   return isTransient(rules, status, body);
 }
 
@@ -81,7 +81,7 @@ export function decide(a: {
   /** The origin has answered some request with a status the rules do not retry. */
   originAnswers: boolean;
 }): RetryDecision {
-  if (!retries(a.mode, a.rules, a.status, a.body, a.retryAfter)) return { action: 'answer' };
+  if (!retries(a.mode, a.rules, a.status, a.body, a.retryAfter, a.attempt)) return { action: 'answer' };
   if (a.attempt < a.maxRetries) return { action: 'retry' };
   if (isTransient(a.rules, a.status, a.body)) return { action: 'unavailable' };
   return a.originAnswers ? { action: 'answer' } : { action: 'unavailable' };
