@@ -49,6 +49,9 @@ for (const v of latencies) {
   }
 }
 
+/** The reference configurations a live service resembles: each refuses, moves or wraps what the suite reads. */
+const IMPERFECT = ['outage', 'rate-limit', 'busy-writer', 'proxy'];
+
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 /** Time an origin had requests in flight, and how many on average while it had. */
 const busy = (p: LatencyProxyStats) => `${secs(p.busyMs)} at ${p.busyMs > 0 ? (p.inFlightMs / p.busyMs).toFixed(1) : '0'} on average`;
@@ -70,7 +73,7 @@ async function loopbackRows() {
   );
   const rows: { name: string; run: () => Promise<CliRun> }[] = runs.map((r) => ({ name: r.name, run: () => runCli(r.args) }));
   // The imperfect reference configurations (a live service's outages, rate limits, writes and proxy), each beside
-  // the plain run: what a rude target costs in time and requests.
+  // the plain run: what a rude target costs in time and requests (as remote targets: 15 runs per property).
   for (const conf of REFERENCE_CONFIGURATIONS.filter((c) => IMPERFECT.includes(c.id))) {
     rows.push({ name: `full run, ${conf.id}, no HTML`, run: () => throughConfiguration(conf, ['--no-html']) });
     rows.push({ name: `feed only, ${conf.id}, no HTML`, run: () => throughConfiguration(conf, ['--service', 'feed', '--no-html']) });
@@ -96,18 +99,20 @@ async function loopbackRows() {
     ];
     console.log(cells.join(''));
   }
-  console.log('\nwall: the whole command (process start, vitest, reports); suite: from the start of checking to the summary.');
+  console.log(
+    '\nwall: the whole command (process start, vitest, reports); suite: from the start of checking to the summary. The embedded runs take 50 runs per property, the runs against an imperfect configuration 15, as against any remote target.',
+  );
 }
 
-/** The reference configurations a live service resembles: each refuses, moves or wraps what the suite reads. */
-const IMPERFECT = ['outage', 'rate-limit', 'busy-writer', 'proxy'];
-
-/** One run against fresh deployments of a reference configuration, with `--runs 50` as in the zero-config run. */
+/**
+ * One run against fresh deployments of a reference configuration, as a run against a remote deployment goes (its
+ * URLs given, so 15 runs per property): these configurations stand for live services.
+ */
 async function throughConfiguration(conf: ReferenceConfiguration, args: string[]): Promise<CliRun> {
   const feed = await startFeedReference({ options: conf.feed });
   const gateway = await startGatewayReference({ options: conf.gateway });
   try {
-    return await runCli(['--feed-url', feed.url, '--gateway-url', gateway.url, '--runs', '50', ...args], {
+    return await runCli(['--feed-url', feed.url, '--gateway-url', gateway.url, ...args], {
       env: { ...keyEnv(gateway.keys), ...conf.env },
       reportDir: mkdtempSync(path.join(tmpdir(), `bench-${conf.id}-`)),
       timeoutMs: 1_200_000,
