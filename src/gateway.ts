@@ -28,6 +28,102 @@ const WHAT: Record<SecretVar, string> = {
   GATEWAY_MANAGEMENT_TOKEN: 'a management-panel personal access token',
 };
 
+/**
+ * The key states the documents name besides the valid key, each with the statuses they allow for it: 401 for an
+ * expired or disabled key (rule 7), any refusal for a key beyond its quota ceiling (rule 6 says only "rejected"),
+ * 401/403 for the management token (rule 8: "rejected"), 403 for a caller outside the IP allow list (rule 5). Each
+ * names the id of its check on the authentication check (kept from before the states were checked on every path).
+ */
+export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: string; reqs: string[]; statuses: number[] }[] = [
+  {
+    v: 'GATEWAY_EXPIRED_KEY',
+    slug: 'expired-key',
+    authCheck: 'gw-expired-key-401',
+    what: 'an expired key',
+    reqs: ['gw-key-invalid-401', 'gw-status-401-key'],
+    statuses: [401],
+  },
+  {
+    v: 'GATEWAY_DISABLED_KEY',
+    slug: 'disabled-key',
+    authCheck: 'gw-disabled-key-401',
+    what: 'a disabled key',
+    reqs: ['gw-key-invalid-401', 'gw-status-401-key'],
+    statuses: [401],
+  },
+  {
+    v: 'GATEWAY_EXHAUSTED_KEY',
+    slug: 'exhausted-key',
+    authCheck: 'gw-exhausted-key-rejected',
+    what: 'a key beyond its quota ceiling',
+    reqs: ['gw-key-quota-validity'],
+    statuses: [400, 401, 402, 403, 429],
+  },
+  {
+    v: 'GATEWAY_MANAGEMENT_TOKEN',
+    slug: 'management-token',
+    authCheck: 'gw-management-token-refused',
+    what: 'the management-panel access token',
+    reqs: ['gw-management-token-refused'],
+    statuses: [401, 403],
+  },
+  {
+    v: 'GATEWAY_IP_DENIED_KEY',
+    slug: 'ip-denied-key',
+    authCheck: 'gw-ip-denied-403',
+    what: 'a key whose IP allow list excludes the caller',
+    reqs: ['gw-key-ip-allow-list'],
+    statuses: [403],
+  },
+];
+
+/** kebab-case of an operationId (listModels → list-models), as check ids spell it. */
+export const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * The ids of the checks the matrices generate (one per key state, key form and path): the suites register them and
+ * the facets (src/facets.ts) name them, from this one place.
+ */
+export const GW_CHECK_IDS = {
+  /** A key state on an operation (the authentication check keeps the ids it had before the states were on every path). */
+  keyState(slug: string, operationId: string): string {
+    if (operationId === 'listModels') return KEY_STATES.find((st) => st.slug === slug)!.authCheck;
+    if (operationId === 'realtime') return `gw-realtime-${slug}-refused`;
+    return `gw-${slug}-refused-on-${kebab(operationId)}`;
+  },
+  formAccepted: (form: KeyForm, operationId: string): string => `gw-key-${kebab(form)}-on-${kebab(operationId)}`,
+  formRefused: (form: KeyForm, operationId: string, family: string): string =>
+    form === 'queryKey' && family === 'vendor-a' ? `gw-query-key-refused-on-${kebab(operationId)}` : `gw-${kebab(form)}-refused-on-${kebab(operationId)}`,
+  noCredential: (operationId: string): string => `gw-no-credential-refused-on-${kebab(operationId)}`,
+  brokenPayload: (operationId: string): string => `gw-broken-payload-400-${kebab(operationId)}`,
+  /** The per-path refusals of requests.test.ts; chat completions keep the ids they had when only that path was checked. */
+  unknownModelCode: (operationId: string): string =>
+    operationId === 'chatCompletions' ? 'gw-unknown-model-code-chat' : `gw-unknown-model-code-${kebab(operationId)}`,
+  unknownModel404: (operationId: string): string => (operationId === 'chatCompletions' ? 'gw-unknown-model-404' : `gw-unknown-model-404-${kebab(operationId)}`),
+  malformedJson: (operationId: string): string => (operationId === 'chatCompletions' ? 'gw-malformed-json-400' : `gw-malformed-json-400-${kebab(operationId)}`),
+  malformedJsonCode: (operationId: string): string => `gw-malformed-json-code-${kebab(operationId)}`,
+  perUser429: (operationId: string): string => (operationId === 'chatCompletions' ? 'gw-per-user-429' : `gw-per-user-429-on-${kebab(operationId)}`),
+  keyRefusalType: (operationId: string): string => `gw-key-refusal-gateway-error-on-${kebab(operationId)}`,
+};
+
+/** The forms a path may refuse: every form but Bearer is listed for some paths only. */
+export const LIMITED_FORMS = ['xApiKey', 'vendorCKey', 'queryKey'] as const;
+
+/** The requirement of a form refused where the table does not list it. */
+export const formRefusedRequirement = (form: KeyForm): string => (form === 'queryKey' ? 'gw-auth-query-key-not-vendor-a' : 'gw-auth-header-forms-listed-paths');
+
+/** The protocols whose payload the Endpoints table spells out (the Responses-style operation is not supported by every model). */
+export const PAYLOAD_OPERATIONS = ['chatCompletions', 'messages', 'generateContent'];
+
+/** The error message wherever an envelope carries it (vendor A and B alike: error.message). */
+export function errorMessage(body: string): unknown {
+  try {
+    return field(JSON.parse(body) as unknown, 'error.message');
+  } catch {
+    return undefined;
+  }
+}
+
 /** The configured secret, or the check ends as skipped, naming the variable to set. */
 export function requireKey(t: CheckTools, name: SecretVar): string {
   const v = secret(name);
@@ -416,6 +512,8 @@ export async function withRecordedGlobalFetch<T>(f: () => Promise<T>): Promise<T
 
 export interface KeyCheck {
   refused: boolean;
+  /** Refused in every documented form, but taken in Authorization: Bearer without its sk- prefix. */
+  unprefixedAccepted?: boolean;
   /** The answers of the authentication check, one per form tried. */
   responses: HttpResponse[];
   message?: string;
@@ -438,6 +536,19 @@ export function verifyApiKey(): Promise<KeyCheck> {
       if (res.status !== 401 && res.status !== 403) return { refused: false, responses };
     }
     const statuses = [...new Set(responses.map((r) => r.status))].join('/');
+    // A deployment that takes the key only without its prefix is the deployment's departure, not a wrong key.
+    const bare = key.replace(/^sk-/, '');
+    if (bare !== key) {
+      const res = await gatewayGet('/v1/models', placeKey('bearer', bare));
+      responses.push(res);
+      if (res.status === 200)
+        return {
+          refused: true,
+          unprefixedAccepted: true,
+          responses,
+          message: `GATEWAY_API_KEY was refused with ${statuses} on GET /v1/models in every form the document lists there, and accepted as "Bearer" without its sk- prefix: the deployment does not take the key with its prefix (gw-auth-bearer-keeps-prefix), so the checks that need a valid key could not run`,
+        };
+    }
     return {
       refused: true,
       responses,
@@ -548,6 +659,35 @@ export function minimalGeneration(op: GatewayOperation, key: string, model: stri
       billable: true,
     }),
   );
+}
+
+/**
+ * Whether `op`'s path exists and takes the valid key: its unknown-model request with Bearer is answered as documented
+ * or, when that answer is not (its code, or Bearer itself on that path, is another requirement's), the run's small
+ * generation there answered 2xx. `form` is the key form shown to work, for requests that must be refused only for
+ * their key. A broken unknown-model answer then fails its own check without leaving the key checks undecided.
+ */
+export async function pathServed(op: GatewayOperation, key: string): Promise<{ served: boolean; what: string; evidence: HttpResponse[]; form: KeyForm }> {
+  const control = await bearerControl(op, key);
+  const c = judge(control, op);
+  if (c.kind === 'accepted') return { served: true, what: c.what, evidence: [control], form: 'bearer' };
+  const form = GENERATION_FORM[op.operationId];
+  if (form) {
+    const gen = await minimalGeneration(op, key, await chosenModel());
+    if (gen.status >= 200 && gen.status < 300)
+      return {
+        served: true,
+        what: `${c.what} to a request naming an unknown model with Authorization: Bearer, and ${gen.status} to the run's small generation with ${FORM_LABEL[form]}`,
+        evidence: [control, gen],
+        form,
+      };
+  }
+  return { served: false, what: c.what, evidence: [control], form: 'bearer' };
+}
+
+/** The unknown-model request of `op` without any credential, once per run. */
+export function noCredentialRequest(op: GatewayOperation): Promise<HttpResponse> {
+  return once(`no-credential:${op.operationId}`, () => unknownModelRequest(op, undefined));
 }
 
 /** The realtime handshake with the key in the three subprotocols, once per run (the control of the realtime refusals). */

@@ -102,7 +102,8 @@ const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000
 /**
  * The values next to an enum rule's allowed ones, which a server that accepts one extra value lets through:
  * the empty value; each allowed value in other case and padded with a space; for a duration (`24h`, `7d`) the
- * neighbouring amount in the same unit and the same span in another unit; for a word, its plural. Always tried
+ * neighbouring amount in the same unit, the same span in another unit, double the amount, one unit and 30d; for a
+ * word, its plural and the word cut short, and for an enum of words any, none and both. Always tried
  * in full (not sampled), and never one of the allowed values.
  */
 export function nearMissEnumValues(s: JsonSchema): string[] {
@@ -119,10 +120,15 @@ export function nearMissEnumValues(s: JsonSchema): string[] {
       const span = n * UNIT_MS[unit]!;
       const other = Object.entries(UNIT_MS).find(([u, ms]) => u !== unit && u !== 'm' && span % ms === 0 && allowed.every((a) => a !== `${span / ms}${u}`));
       out.push(other ? `${span / other[1]}${other[0]}` : `${Math.max(1, n - 1)}${unit}`);
+      // Other durations of the same shape: double, one unit, a month.
+      out.push(`${n * 2}${unit}`, `1${unit}`, '30d');
     } else {
-      out.push(`${v}s`);
+      // Other words of the same shape: the plural, the word cut short.
+      out.push(`${v}s`, v.slice(0, -1));
     }
   });
+  // For an enum of words, the words a server might take as one more choice: any, none, both.
+  if (!allowed.some((v) => DURATION.test(v))) out.push('any', 'none', 'both');
   return [...new Set(out)].filter((v) => !allowed.includes(v));
 }
 
@@ -181,4 +187,101 @@ export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Pro
 function brief(value: unknown): string {
   const shown = fc.stringify(value);
   return shown.length > 120 ? `${[...shown].slice(0, 40).join('')}…" (${typeof value === 'string' ? [...value].length : shown.length} code points)` : shown;
+}
+
+/** A request body that breaks its documented payload, and how. */
+export interface BrokenBody {
+  label: string;
+  body: unknown;
+}
+
+/** A value of another JSON type than `type` (what a field of that type must not be). */
+function wrongTypeValues(type: string): unknown[] {
+  // A value of each other JSON kind an implementation may coerce or let through: a string where a structure is due
+  // (wrapped into one element, say), a structure where a scalar is due, null (read as "absent"), a number as text.
+  switch (type) {
+    case 'string':
+      return [42, null, {}];
+    case 'integer':
+      return ['16', 1.5, null];
+    case 'number':
+      return ['16', null];
+    case 'array':
+      return ['text', {}, null];
+    case 'object':
+      return ['text', [], null];
+    case 'boolean':
+      return ['true', null];
+    default:
+      return [];
+  }
+}
+
+/**
+ * Every way to break a valid request body against its schema, one defect each: a required field left out, or a field
+ * given a value of another type than the one the schema states, at every depth (the first item of each array stands
+ * for all). Only what the schema says: a field without a stated type is only ever left out, never retyped.
+ */
+export function brokenBodies(schema: JsonSchema, valid: unknown): { fixed: BrokenBody[]; generated: fc.Arbitrary<BrokenBody> } {
+  const out: BrokenBody[] = [];
+  const targets: { at: (string | number)[]; type: string }[] = [];
+  const set = (root: unknown, at: (string | number)[], f: (parent: Record<string | number, unknown>, key: string | number) => void): unknown => {
+    const copy = structuredClone(root);
+    let cur = copy as Record<string | number, unknown>;
+    for (const k of at.slice(0, -1)) cur = cur[k] as Record<string | number, unknown>;
+    f(cur, at[at.length - 1]!);
+    return copy;
+  };
+  const walk = (s: JsonSchema, value: unknown, at: (string | number)[]) => {
+    const name = at.length
+      ? at
+          .map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`))
+          .join('')
+          .replace(/^\./, '')
+      : 'the body';
+    if (at.length && typeof s.type === 'string') {
+      const type = s.type;
+      targets.push({ at, type });
+      for (const w of wrongTypeValues(type))
+        out.push({ label: `${name} as ${JSON.stringify(w)} (not ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type})`, body: set(valid, at, (p, k) => (p[k] = w)) });
+    }
+    if (s.type === 'object' || s.properties) {
+      const props = (s.properties ?? {}) as Record<string, JsonSchema>;
+      for (const r of (s.required ?? []) as string[]) {
+        if (value && typeof value === 'object' && r in (value as object))
+          out.push({ label: `without ${at.length ? `${name}.` : ''}${r}`, body: set(valid, [...at, r], (p, k) => delete p[k]) });
+      }
+      for (const [k, ps] of Object.entries(props))
+        if (value && typeof value === 'object' && k in (value as object)) walk(ps, (value as Record<string, unknown>)[k], [...at, k]);
+    }
+    if (s.type === 'array' && s.items && Array.isArray(value) && value.length > 0) walk(s.items as JsonSchema, value[0], [...at, 0]);
+  };
+  walk(schema, valid, []);
+  // Beyond the fixed ones: any JSON value of another type, at any typed field.
+  const generated = fc.constantFrom(...targets).chain((t) =>
+    fc
+      .jsonValue({ maxDepth: 2 })
+      .filter((v) => !jsonTypeIs(v, t.type))
+      .map((v) => ({ label: `${t.at.join('.')} as ${JSON.stringify(v).slice(0, 60)} (not ${t.type})`, body: set(valid, t.at, (p, k) => (p[k] = v)) })),
+  );
+  return { fixed: out, generated };
+}
+
+function jsonTypeIs(v: unknown, type: string): boolean {
+  switch (type) {
+    case 'string':
+      return typeof v === 'string';
+    case 'integer':
+      return Number.isInteger(v);
+    case 'number':
+      return typeof v === 'number';
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'array':
+      return Array.isArray(v);
+    case 'object':
+      return typeof v === 'object' && v !== null && !Array.isArray(v);
+    default:
+      return true;
+  }
 }

@@ -16,22 +16,29 @@ import {
   documentedSuccess,
   FORM_LABEL,
   FORM_REQUIREMENT,
-  gatewaySend,
+  formRefusedRequirement,
+  type GatewayOperation,
   gatewayOperations,
+  gatewaySend,
+  GW_CHECK_IDS,
   judge,
+  LIMITED_FORMS,
+  looseErrorCodes,
   minimalBody,
   minimalGeneration,
+  noCredentialRequest,
+  pathServed,
   placeKey,
   protocolHeaders,
+  requireKey,
   requireValidKey,
   unknownModelRequest,
-  type GatewayOperation,
+  verifyApiKey,
 } from '../../src/gateway.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const operations = (await gatewayOperations()).filter((o) => !o.websocket);
 const REFUSED = [401, 403];
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 /** Generations the run makes anyway (requests.test.ts): their uncredentialed twin is the request an open gateway would serve. */
 const GENERATES = new Set(['chatCompletions', 'messages', 'generateContent']);
 
@@ -48,7 +55,7 @@ checkGroup('a request without any credential is refused with 401', () => {
   for (const op of operations) {
     check(
       {
-        id: `gw-no-credential-refused-on-${kebab(op.operationId)}`,
+        id: GW_CHECK_IDS.noCredential(op.operationId),
         title: `${op.method} ${op.display} without any credential answers 401, never a success`,
         requirements: ['gw-credential-required'],
       },
@@ -81,12 +88,34 @@ checkGroup('a request without any credential is refused with 401', () => {
   }
 });
 
+checkGroup('the key is taken whole', () => {
+  check(
+    {
+      id: 'gw-auth-prefix-kept',
+      title: 'the key is taken with its sk- prefix in the Authorization value, not only without it',
+      requirements: ['gw-auth-bearer-keeps-prefix'],
+    },
+    async (t) => {
+      requireKey(t, 'GATEWAY_API_KEY');
+      const v = await verifyApiKey();
+      t.cite(...v.responses);
+      if (v.unprefixedAccepted)
+        t.violation(
+          `GET /v1/models refused GATEWAY_API_KEY in every documented form and accepted "Authorization: Bearer" with the key stripped of its sk- prefix`,
+        );
+      if (v.refused) t.notConfigured(v.message!);
+      // Accepted in some form: whether Bearer takes it whole on each path is gw-key-bearer-on-*'s finding.
+      t.observe('the key as configured', `accepted (${v.responses.map((r) => r.status).join(', ')})`);
+    },
+  );
+});
+
 checkGroup('each key form is accepted where the table lists it', () => {
   for (const op of operations) {
     for (const form of op.forms) {
       check(
         {
-          id: `gw-key-${kebab(form)}-on-${kebab(op.operationId)}`,
+          id: GW_CHECK_IDS.formAccepted(form, op.operationId),
           title: `${op.method} ${op.display} accepts the key in ${FORM_LABEL[form]}`,
           requirements: [
             FORM_REQUIREMENT[form],
@@ -107,6 +136,18 @@ checkGroup('each key form is accepted where the table lists it', () => {
           const control = form === 'bearer' ? res : await bearerControl(op, key);
           t.cite(control);
           const c = judge(control, op);
+          if (c.kind !== 'accepted') {
+            // The unknown-model answer itself departs (its code is another requirement's): the key was taken when the
+            // path serves the valid key and this form is answered exactly as Bearer is, while no credential is refused.
+            const served = await pathServed(op, key);
+            const none = await noCredentialRequest(op);
+            t.cite(...served.evidence, none);
+            const same = res.status === control.status && looseErrorCodes(res.body).join() === looseErrorCodes(control.body).join();
+            if (served.served && same && REFUSED.includes(none.status)) {
+              t.observe('answer with the key', `${j.what}, as with Authorization: Bearer (without a credential: ${none.status})`);
+              return;
+            }
+          }
           precondition(
             c.kind === 'accepted',
             `${op.method} ${op.display} answered ${j.what} with the key in ${FORM_LABEL[form]}, and ${c.what} with Authorization: Bearer: neither is ${documentedSuccess(op)}, so whether the key was taken cannot be shown`,
@@ -120,35 +161,43 @@ checkGroup('each key form is accepted where the table lists it', () => {
   }
 });
 
-checkGroup('?key= does not work on vendor A interfaces', () => {
-  for (const op of operations.filter((o) => o.family === 'vendor-a')) {
-    check(
-      {
-        id: `gw-query-key-refused-on-${kebab(op.operationId)}`,
-        title: `${op.method} ${op.display} refuses a key given as ?key=`,
-        requirements: ['gw-auth-query-key-not-vendor-a'],
-      },
-      async (t) => {
-        const key = await requireValidKey(t);
-        const control = await bearerControl(op, key);
-        t.cite(control);
-        const c = judge(control, op);
-        precondition(
-          c.kind === 'accepted',
-          `the same request with the key in Authorization: Bearer answered ${c.what}, not ${documentedSuccess(op)}: a refusal of ?key= could not be told from a path that does not exist`,
-        );
-        const res = await unknownModelRequest(op, placeKey('queryKey', key));
-        if (!REFUSED.includes(res.status)) {
-          // Taken as a key, or served without one? The latter is the uncredentialed-access check's failure, not this one.
-          const none = await unknownModelRequest(op, undefined);
-          t.cite(none);
+/**
+ * Each form of the Authentication table works only on the paths it lists: on any other path it is no credential,
+ * and the request is refused as one without any (?key= explicitly: "It works only on vendor C paths and /v1/models").
+ */
+checkGroup('a key form works only on the paths the table lists for it', () => {
+  for (const op of operations) {
+    for (const form of LIMITED_FORMS.filter((f) => !op.forms.includes(f))) {
+      check(
+        {
+          id: GW_CHECK_IDS.formRefused(form, op.operationId, op.family),
+          title: `${op.method} ${op.display} refuses a key given in ${FORM_LABEL[form]}`,
+          requirements: [formRefusedRequirement(form)],
+        },
+        async (t) => {
+          const key = await requireValidKey(t);
+          const c = await pathServed(op, key);
+          t.cite(...c.evidence);
           precondition(
-            REFUSED.includes(none.status),
-            `${op.method} ${op.display} answered ${none.status} to the same request without any credential: whether ?key= was taken as a key cannot be told`,
+            c.served,
+            `the same request with the key in Authorization: Bearer answered ${c.what}, not ${documentedSuccess(op)}: a refusal of ${FORM_LABEL[form]} could not be told from a path that does not exist`,
           );
-        }
-        expect(REFUSED, `${op.method} ${op.display}?key=… answered ${res.status} (with Bearer: ${c.what})`).toContain(res.status);
-      },
-    );
+          const res = await unknownModelRequest(op, placeKey(form, key));
+          if (!REFUSED.includes(res.status)) {
+            // Taken as a key, or served without one? The latter is the uncredentialed-access check's failure, not this one.
+            const none = await noCredentialRequest(op);
+            t.cite(none);
+            // A path that serves requests without any credential has no key forms to refuse (gw-credential-required fails there).
+            if (!REFUSED.includes(none.status))
+              t.notApplicable(
+                `${op.method} ${op.display} answered ${none.status} to the same request without any credential: it takes no key at all, so no form can be refused there (gw-credential-required's finding)`,
+              );
+          }
+          expect(REFUSED, `${op.method} ${op.display} with the key in ${FORM_LABEL[form]} answered ${res.status} (with Bearer: ${c.what})`).toContain(
+            res.status,
+          );
+        },
+      );
+    }
   }
 });

@@ -7,12 +7,34 @@
  * configured skips its check, naming the variable.
  */
 import { check, expect, precondition, type CheckTools, checkGroup } from '../../src/harness.js';
-import type { SecretVar } from '../../src/config.js';
-import { gatewayGet, gatewayOperations, judge, requireKey, requireValidKey, typeNames, vendorAFields, verifyApiKey } from '../../src/gateway.js';
+import {
+  documentedSuccess,
+  errorMessage,
+  gatewayGet,
+  type GatewayOperation,
+  gatewayOperations,
+  GW_CHECK_IDS,
+  judge,
+  KEY_STATES,
+  type KeyForm,
+  looseErrorCodes,
+  pathServed,
+  placeKey,
+  requireKey,
+  requireValidKey,
+  shapeFor,
+  typeNames,
+  unknownModelRequest,
+  vendorAFields,
+  verifyApiKey,
+} from '../../src/gateway.js';
+import { once, secret } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const authCheck = (key: string) => gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` } });
-const listModels = (await gatewayOperations()).find((o) => o.operationId === 'listModels')!;
+const operations = await gatewayOperations();
+const listModels = operations.find((o) => o.operationId === 'listModels')!;
+const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
 
 /** The valid key is answered 200 with a data array on the authentication check: a refusal is then about the key. */
 async function control(t: CheckTools): Promise<void> {
@@ -31,37 +53,12 @@ function expectGatewayError(t: CheckTools, res: HttpResponse, what: string): voi
 }
 
 checkGroup('keys that must not pass the authentication check', () => {
-  const cases: { v: SecretVar; id: string; title: string; reqs: string[]; statuses: number[] }[] = [
-    {
-      v: 'GATEWAY_EXPIRED_KEY',
-      id: 'gw-expired-key-401',
-      title: 'an expired key gets 401, a gateway_error',
-      reqs: ['gw-key-invalid-401', 'gw-status-401-key', 'gw-error-type-values'],
-      statuses: [401],
-    },
-    {
-      v: 'GATEWAY_DISABLED_KEY',
-      id: 'gw-disabled-key-401',
-      title: 'a disabled key gets 401, a gateway_error',
-      reqs: ['gw-key-invalid-401', 'gw-status-401-key', 'gw-error-type-values'],
-      statuses: [401],
-    },
-    // The document says only "rejected" for a key beyond its quota ceiling: any 4xx.
-    {
-      v: 'GATEWAY_EXHAUSTED_KEY',
-      id: 'gw-exhausted-key-rejected',
-      title: 'a key beyond its quota ceiling is rejected, a gateway_error',
-      reqs: ['gw-key-quota-validity', 'gw-error-type-values'],
-      statuses: [400, 401, 402, 403, 429],
-    },
-    {
-      v: 'GATEWAY_MANAGEMENT_TOKEN',
-      id: 'gw-management-token-refused',
-      title: 'the management-panel access token is refused on model interfaces, a gateway_error',
-      reqs: ['gw-management-token-refused', 'gw-error-type-values'],
-      statuses: [401, 403],
-    },
-  ];
+  const cases = KEY_STATES.filter((st) => st.v !== 'GATEWAY_IP_DENIED_KEY').map((st) => ({
+    ...st,
+    id: GW_CHECK_IDS.keyState(st.slug, 'listModels'),
+    title: `${st.what.replace(/^./, (c) => c.toUpperCase())} gets ${st.statuses.length === 1 ? st.statuses[0] : 'refused'} on the authentication check, a gateway_error`,
+    reqs: [...st.reqs, 'gw-error-type-values'],
+  }));
   for (const c of cases) {
     check({ id: c.id, title: c.title, requirements: c.reqs }, async (t) => {
       const key = requireKey(t, c.v);
@@ -87,7 +84,82 @@ checkGroup('keys that must not pass the authentication check', () => {
       expectGatewayError(t, res, 'GATEWAY_IP_DENIED_KEY');
       const { code, message } = vendorAFields(res.body);
       expect(code, 'error.code of the IP allow-list refusal (the code table: "access denied, for example IP not in the allow list")').toBe('access_denied');
-      expect(String(message), 'the message speaks of the IP').toMatch(/\bIP\b|\bip address|IP地址/i);
+      expect(String(message), 'the message speaks of the IP').toMatch(IP_MESSAGE);
     },
   );
+});
+
+/** The unknown-model request of `op` with a key in a state, once per run (its refusal is judged twice: status, type). */
+const stateRequest = (st: (typeof KEY_STATES)[number], op: GatewayOperation, key: string, form: KeyForm) =>
+  once(`key-state:${st.slug}:${op.operationId}`, () => unknownModelRequest(op, placeKey(form, key)));
+
+/**
+ * The key rules are the same on every model interface: each state is refused on every path family (vendor A, B and
+ * C, besides the model listing above; the realtime WebSocket in realtime.test.ts), with the status the documents
+ * give it. The request names an unknown model, so nothing generates if a state is wrongly served; its control is the
+ * same request with the valid key, answered as documented (so a refusal is about the key, not the path).
+ */
+checkGroup('each key state is refused on every path family', () => {
+  for (const op of operations.filter((o) => !o.websocket && o.operationId !== 'listModels')) {
+    for (const st of KEY_STATES) {
+      check(
+        {
+          id: GW_CHECK_IDS.keyState(st.slug, op.operationId),
+          title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}`,
+          // The IP allow list's refusal has its own code (access_denied), read here too.
+          requirements: st.v === 'GATEWAY_IP_DENIED_KEY' ? [...st.reqs, 'gw-error-code-values'] : st.reqs,
+        },
+        async (t) => {
+          const key = requireKey(t, st.v);
+          const valid = await requireValidKey(t);
+          const c = await pathServed(op, valid);
+          t.cite(...c.evidence);
+          precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
+          const res = await stateRequest(st, op, key, c.form);
+          t.observe('status', String(res.status));
+          if (res.status >= 200 && res.status < 300) t.violation(`${op.method} ${op.display} served a request with ${st.what} (${res.status})`);
+          expect(st.statuses, `${op.method} ${op.display} with ${st.v}: ${res.status} (with the valid key: ${c.what})`).toContain(res.status);
+          if (st.v !== 'GATEWAY_IP_DENIED_KEY') return;
+          // The IP allow list's own code and message, wherever the path's envelope carries them.
+          if (shapeFor(op.display))
+            expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display}`).toContain('access_denied');
+          expect(String(errorMessage(res.body) ?? res.body), 'the message speaks of the IP').toMatch(IP_MESSAGE);
+        },
+      );
+    }
+  }
+});
+
+/**
+ * A key refusal is produced by the gateway itself, on every path: where the path's envelope carries the type
+ * (vendor A: error.type), it is gateway_error (the deployment's name for it), as on the model listing above. Vendor
+ * B's error.type holds the code instead, and vendor C's body is not shown: nothing to read there.
+ */
+checkGroup('a key refusal is an error of the gateway itself on every path', () => {
+  for (const op of operations.filter((o) => !o.websocket && o.operationId !== 'listModels' && shapeFor(o.display) === 'vendor-a')) {
+    check(
+      {
+        id: GW_CHECK_IDS.keyRefusalType(op.operationId),
+        title: `${op.method} ${op.display}: the refusal of a key in each state is a gateway_error`,
+        requirements: ['gw-error-type-values'],
+      },
+      async (t) => {
+        const configured = KEY_STATES.filter((st) => secret(st.v));
+        if (configured.length === 0) t.notConfigured(KEY_STATES.map((st) => st.v).join(', '));
+        const served = await pathServed(op, await requireValidKey(t));
+        t.cite(...served.evidence);
+        precondition(served.served, `the same request with the valid key answered ${served.what}: a refusal could not be told apart`);
+        let judged = 0;
+        for (const st of configured) {
+          const res = await stateRequest(st, op, secret(st.v)!, served.form);
+          t.cite(res);
+          // A state served or refused with another status is the key-state checks' finding; only refusals are read here.
+          if (res.status !== 401 && res.status !== 403) continue;
+          judged++;
+          expectGatewayError(t, res, `${st.what} on ${op.display}`);
+        }
+        precondition(judged > 0, `no key state was refused with 401 or 403 on ${op.display} (reported by the key-state checks)`);
+      },
+    );
+  }
 });

@@ -96,6 +96,39 @@ describe.sequential('vendor A official client (openai)', () => {
       await rejectsAs(missing, NotFoundError, 'a call naming an unknown model');
     },
   );
+
+  check(
+    {
+      id: 'gw-sdk-openai-stream',
+      title: "openai: a streamed chat completion (stream: true) yields the chunks of its deltas through the client's own stream parser",
+      requirements: ['gw-sdk-vendor-a'],
+    },
+    async (t) => {
+      const client = await openai(await requireValidKey(t));
+      const model = await chosenModel();
+      const chunks = await sdkCall('chat.completions.create({ stream: true })', async () => {
+        const stream = await client.chat.completions.create({
+          model,
+          messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
+          max_tokens: 16,
+          stream: true,
+        });
+        const seen: OpenAIClient.Chat.Completions.ChatCompletionChunk[] = [];
+        for await (const chunk of stream) seen.push(chunk);
+        return seen;
+      });
+      t.observe('chunks', `${chunks.length}, text ${JSON.stringify(chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join(''))}`);
+      expect(chunks.length, 'chunks the client parsed from the stream').toBeGreaterThan(0);
+      expect(
+        chunks.every((c) => c.object === 'chat.completion.chunk' && Array.isArray(c.choices)),
+        'every chunk is a chat.completion.chunk with choices',
+      ).toBe(true);
+      expect(
+        chunks.some((c) => c.choices.some((ch) => ch.delta !== undefined)),
+        'a chunk carries choices[].delta',
+      ).toBe(true);
+    },
+  );
 });
 
 describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
@@ -141,6 +174,33 @@ describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
       const { NotFoundError } = await Anthropic();
       const missing = (await anthropic(key)).messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
       await rejectsAs(missing, NotFoundError, 'a call naming an unknown model');
+    },
+  );
+
+  check(
+    {
+      id: 'gw-sdk-anthropic-stream',
+      title: "@anthropic-ai/sdk: a streamed message (stream: true) yields its events, message_start to message_stop, through the client's own parser",
+      requirements: ['gw-sdk-vendor-b'],
+    },
+    async (t) => {
+      const client = await anthropic(await requireValidKey(t));
+      const model = await chosenModel();
+      const types = await sdkCall('messages.create({ stream: true })', async () => {
+        const stream = await client.messages.create({
+          model,
+          max_tokens: 16,
+          messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
+          stream: true,
+        });
+        const seen: string[] = [];
+        for await (const event of stream) seen.push(event.type);
+        return seen;
+      });
+      t.observe('events', types.join(', '));
+      expect(types[0], 'the first event').toBe('message_start');
+      expect(types, 'the events of the stream').toContain('content_block_delta');
+      expect(types[types.length - 1], 'the last event').toBe('message_stop');
     },
   );
 });

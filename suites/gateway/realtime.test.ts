@@ -7,7 +7,18 @@
 import { describe } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { check, expect, precondition } from '../../src/harness.js';
-import { chosenModel, gw, openRealtime, realtimeControl, realtimeProtocols, requireValidKey, type WsOutcome } from '../../src/gateway.js';
+import {
+  chosenModel,
+  gw,
+  GW_CHECK_IDS,
+  KEY_STATES,
+  openRealtime,
+  realtimeControl,
+  realtimeProtocols,
+  requireKey,
+  requireValidKey,
+  type WsOutcome,
+} from '../../src/gateway.js';
 import type { CheckTools } from '../../src/harness.js';
 import { once } from '../../src/context.js';
 
@@ -105,4 +116,24 @@ describe.sequential('the realtime WebSocket', () => {
       expect(r.opened, 'a session opened with ?key=').toBe(false);
     },
   );
+
+  // The key states are refused on the realtime WebSocket as on every other model interface (key-states.test.ts).
+  for (const st of KEY_STATES) {
+    check(
+      {
+        id: GW_CHECK_IDS.keyState(st.slug, 'realtime'),
+        title: `the realtime handshake with ${st.what} in the subprotocols is refused with ${st.statuses.join(' or ')}`,
+        requirements: st.reqs,
+      },
+      async (t) => {
+        const key = requireKey(t, st.v);
+        const valid = await requireValidKey(t);
+        await shownOpening(t, valid);
+        const r = await openRealtime({ protocols: realtimeProtocols(key), model: await chosenModel() });
+        t.observe('refusal', describeOutcome(r));
+        expect(r.opened, `a realtime session opened with ${st.v}`).toBe(false);
+        expect(st.statuses, `the handshake with ${st.v} (${describeOutcome(r)})`).toContain(r.status);
+      },
+    );
+  }
 });

@@ -4,7 +4,7 @@
  * protocol; 16 tokens at most where the protocol takes a cap, and the chat completion without one, as vendor A
  * allows, on a one-word prompt) are the only billable calls of this file.
  */
-import { check, expect, jsonBody, checkGroup } from '../../src/harness.js';
+import { check, expect, jsonBody, checkGroup, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import {
   chosenModel,
   FORM_LABEL,
@@ -21,7 +21,11 @@ import {
   gatewayGet,
   keyTaken,
   unknownModel,
+  GW_CHECK_IDS,
+  PAYLOAD_OPERATIONS,
+  shapeFor,
 } from '../../src/gateway.js';
+import { once } from '../../src/context.js';
 import { TargetUnavailableError, type HttpResponse } from '../../src/http.js';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -80,74 +84,131 @@ checkGroup('requests the gateway must refuse', () => {
     },
   );
 
-  for (const path of ['/v1/chat/completions', '/v1/messages']) {
+  // Each generation path: an unknown model and a body that is not JSON are refused there as on the others.
+  for (const op of operations.filter((o) => PAYLOAD_OPERATIONS.includes(o.operationId))) {
+    const where = `${op.method} ${op.display}`;
+    /** Control: the protocol's small generation (the run's own, once) answered 2xx, so the path exists and takes the key. */
+    const served = async (t: CheckTools, key: string) => {
+      const control = await minimalGeneration(op, key, await chosenModel());
+      t.cite(control);
+      precondition(
+        control.status >= 200 && control.status < 300,
+        `the small generation on ${where} answered ${control.status}, not 2xx: a refusal here could not be told from a missing path (reported by that protocol's own checks)`,
+      );
+    };
+    /** A truncated JSON body, once per path (its status and its code are two checks). */
+    const malformed = async (key: string) => {
+      const path = op.path(await chosenModel());
+      return once(`malformed-json:${op.operationId}`, () =>
+        gatewaySend(path, {
+          method: op.method,
+          headers: { ...bearer(key), ...protocolHeaders(op.operationId), 'content-type': 'application/json' },
+          body: '{"model": "x", "messages": [',
+        }),
+      );
+    };
+    /** The request naming an unknown model, once per path (the code and the status are two checks). */
+    const unknown = (key: string) =>
+      once(`unknown-model:${op.operationId}`, () => {
+        const model = unknownModel();
+        return gatewaySend(op.path(model), {
+          method: op.method,
+          headers: { ...bearer(key), ...protocolHeaders(op.operationId) },
+          body: minimalBody(op.operationId, model),
+          billable: true,
+          // A 429 is retried (rate limiting says nothing about the model); a 5xx is the answer, not retried.
+          retry: 'transient',
+        });
+      });
     check(
       {
-        id: `gw-unknown-model-code-${path === '/v1/messages' ? 'messages' : 'chat'}`,
-        title: `${path}: a request naming an unknown model answers an error whose code is model_not_found`,
+        id: GW_CHECK_IDS.unknownModelCode(op.operationId),
+        title: `${op.display}: a request naming an unknown model answers an error whose code is model_not_found`,
         requirements: ['gw-unknown-model-code'],
       },
       async (t) => {
         const key = await requireValidKey(t);
-        const model = unknownModel();
-        const op = path === '/v1/messages' ? 'messages' : 'chatCompletions';
-        const res = await gatewaySend(path, {
-          method: 'POST',
-          headers: { ...bearer(key), ...protocolHeaders(op) },
-          body: minimalBody(op, model),
-          billable: true,
-          retry: 'transient',
-        });
+        await served(t, key);
+        const res = await unknown(key);
+        t.cite(res);
         t.observe('status', String(res.status));
-        keyTaken(res, `POST ${path}`);
+        keyTaken(res, where);
         // The code wherever an envelope carries it (vendor B error.type, vendor A error.code): the envelope is its own check's.
         const codes = looseErrorCodes(res.body);
-        t.observe('error code', String(path === '/v1/messages' ? codes[1] : codes[0]));
-        expect(codes, `error code (${path === '/v1/messages' ? 'error.type' : 'error.code'}) of ${res.body.slice(0, 200)}`).toContain('model_not_found');
+        const vendorB = op.operationId === 'messages';
+        t.observe('error code', String(vendorB ? codes[1] : codes[0]));
+        expect(codes, `error code (${vendorB ? 'error.type' : 'error.code'}) of ${res.body.slice(0, 200)}`).toContain('model_not_found');
       },
     );
-  }
-
-  check({ id: 'gw-unknown-model-404', title: 'a model outside the key group answers 404', requirements: ['gw-unknown-model-404'] }, async (t) => {
-    const key = await requireValidKey(t);
-    const model = unknownModel();
-    const res = await gatewaySend('/v1/chat/completions', {
-      method: 'POST',
-      headers: bearer(key),
-      body: minimalBody('chatCompletions', model),
-      billable: true,
-      // A 429 is retried (rate limiting says nothing about the model); a 5xx is the answer, not retried.
-      retry: 'transient',
-    });
-    keyTaken(res, 'POST /v1/chat/completions');
-    expect(res.status, `POST /v1/chat/completions naming ${model}`).toBe(404);
-  });
-
-  check({ id: 'gw-malformed-json-400', title: 'a body that is not JSON is rejected with 400', requirements: ['gw-invalid-body-400'] }, async (t) => {
-    const key = await requireValidKey(t);
-    const send = () =>
-      gatewaySend('/v1/chat/completions', {
-        method: 'POST',
-        headers: { ...bearer(key), 'content-type': 'application/json' },
-        body: '{"model": "x", "messages": [',
-      });
-    let res: HttpResponse;
-    try {
-      // A 5xx is retried per the client rules (it may be transient) ...
-      res = await send();
-    } catch (e) {
-      // A lasting 429 is rate limiting, whatever else the target answers: unavailable, not an answer to this body.
-      if (!(e instanceof TargetUnavailableError) || e.status === undefined || e.status === 429) throw e;
-      // ... but when the target answers other requests normally, the same answer every time is its answer to this request.
-      const other = await gatewayGet('/v1/models', { headers: bearer(key) });
-      if (other.status !== 200) throw e;
-      return t.violation(
-        `POST /v1/chat/completions with a truncated JSON body kept failing through the retries (${e.message.replace(/^target unavailable: /, '')}) while GET /v1/models answered 200: a consistent wrong status, not an outage; the document gives 400`,
+    check(
+      {
+        id: GW_CHECK_IDS.unknownModel404(op.operationId),
+        title: `${op.display}: a model outside the key group answers 404`,
+        requirements: ['gw-unknown-model-404'],
+      },
+      async (t) => {
+        const key = await requireValidKey(t);
+        await served(t, key);
+        const res = await unknown(key);
+        t.cite(res);
+        keyTaken(res, where);
+        expect(res.status, `${where} naming an unknown model`).toBe(404);
+      },
+    );
+    check(
+      {
+        id: GW_CHECK_IDS.malformedJson(op.operationId),
+        title: `${op.display}: a body that is not JSON is rejected with 400`,
+        requirements: ['gw-invalid-body-400'],
+      },
+      async (t) => {
+        const key = await requireValidKey(t);
+        await served(t, key);
+        let res: HttpResponse;
+        try {
+          // A 5xx is retried per the client rules (it may be transient) ...
+          res = await malformed(key);
+        } catch (e) {
+          // A lasting 429 is rate limiting, whatever else the target answers: unavailable, not an answer to this body.
+          if (!(e instanceof TargetUnavailableError) || e.status === undefined || e.status === 429) throw e;
+          // ... but when the target answers other requests normally, the same answer every time is its answer to this request.
+          const other = await gatewayGet('/v1/models', { headers: bearer(key) });
+          if (other.status !== 200) throw e;
+          return t.violation(
+            `${where} with a truncated JSON body kept failing through the retries (${e.message.replace(/^target unavailable: /, '')}) while GET /v1/models answered 200: a consistent wrong status, not an outage; the document gives 400`,
+          );
+        }
+        keyTaken(res, where);
+        expect(res.status, `${where} with a truncated JSON body`).toBe(400);
+      },
+    );
+    // The code of the refusal, where the path's envelope carries one (vendor C's error body is not shown).
+    const shape = shapeFor(op.display);
+    if (shape)
+      check(
+        {
+          id: GW_CHECK_IDS.malformedJsonCode(op.operationId),
+          title: `${op.display}: the refusal of a body that is not JSON has code bad_request_body`,
+          requirements: ['gw-error-code-values'],
+        },
+        async (t) => {
+          const key = await requireValidKey(t);
+          await served(t, key);
+          let res: HttpResponse;
+          try {
+            res = await malformed(key);
+          } catch (e) {
+            throw new PreconditionFailed(`setup error (precondition): ${where} with a truncated JSON body got no answer (${(e as Error).message})`);
+          }
+          t.cite(res);
+          precondition(res.status === 400, `${where} answered ${res.status} to a truncated JSON body (its status is gw-invalid-body-400's finding)`);
+          // The code wherever an envelope carries it (vendor A error.code, vendor B error.type): the envelope is its own check's.
+          const codes = looseErrorCodes(res.body);
+          t.observe('error code', String(shape === 'vendor-b' ? codes[1] : codes[0]));
+          expect(codes, `the code of the refusal (error.code, or error.type on vendor B) of ${res.body.slice(0, 200)}`).toContain('bad_request_body');
+        },
       );
-    }
-    keyTaken(res, 'POST /v1/chat/completions');
-    expect(res.status, 'POST /v1/chat/completions with a truncated JSON body').toBe(400);
-  });
+  }
 
   check({ id: 'gw-unknown-path-404', title: 'a path that does not exist answers 404', requirements: ['gw-unknown-path-404'] }, async (t) => {
     const key = await requireValidKey(t);
