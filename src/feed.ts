@@ -479,3 +479,18 @@ export function mergedStory(maxRequests = 12): Promise<{ id: string; source: str
     return undefined;
   });
 }
+
+/** The operations whose bounded query parameters parameters.test.ts checks, each rule from the OpenAPI description. */
+export const PARAMETER_RULE_OPERATIONS = ['listItems', 'listDailies', 'selectedSnapshot'];
+
+/** The requirement of an operation's parameter defaults, where the document states them together (else each parameter's own rule). */
+export const DEFAULTS_REQUIREMENT: Record<string, string> = { listItems: 'feed-items-defaults' };
+
+/** The id stem of the checks of one parameter rule (…-in-range, …-out-of-range, …-each-value, …-default). */
+export const paramCheckId = (operationId: string, name: string): string => `feed-param-${operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}-${name}`;
+
+/**
+ * The one daily date the suite asks for without the archive naming it: a well-formed date before any report of this
+ * service could exist, the deliberate probe of "404 for a date without a report" (as conformance- ids probe stories).
+ */
+export const MISSING_DAILY_PROBE = '1970-01-01';

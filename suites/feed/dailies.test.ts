@@ -2,8 +2,20 @@
  * content-feed-service.md — Resources > Daily report; Endpoints > /api/v1/dailies, /dailies/latest, /dailies/{date}.
  */
 import fc from 'fast-check';
-import { check, expect, precondition, checkGroup } from '../../src/harness.js';
-import { FEED_OPERATIONS, contentOf, expectProblem, feedGet, inputJson, listOf, needsAccess, once, profile, targetNow } from '../../src/feed.js';
+import { check, expect, precondition, checkGroup, type CheckTools } from '../../src/harness.js';
+import {
+  FEED_OPERATIONS,
+  MISSING_DAILY_PROBE,
+  contentOf,
+  expectProblem,
+  feedGet,
+  inputJson,
+  listOf,
+  needsAccess,
+  once,
+  profile,
+  targetNow,
+} from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { weakMatch } from '../../src/caching.js';
 import { field } from '../../src/spec.js';
@@ -57,7 +69,7 @@ checkGroup('the daily-report archive', () => {
   check(
     {
       id: 'feed-dailies-each-date-answers',
-      title: 'every archive date answers 200 on /api/v1/dailies/{date} with that report',
+      title: 'archive dates, the newest and the oldest, answer 200 on /api/v1/dailies/{date} with that report',
       requirements: ['feed-dailies-by-date'],
     },
     async (t) => {
@@ -67,10 +79,13 @@ checkGroup('the daily-report archive', () => {
       precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive');
       if (days.length < dates.length)
         t.observe('archive entries not requested', `${dates.length - days.length} (not YYYY-MM-DD: feed-dailies-dates judges them)`);
-      // Every date of the default archive page (30 at most by the document's default), asked for together (the
-      // client bounds the requests in flight) and judged in archive order.
-      const answers = await Promise.all(days.map((d) => once(`daily:${String(d)}`, () => feedGet(`/api/v1/dailies/${String(d)}`))));
-      for (const [i, d] of days.entries()) {
+      // The dates at both ends of the default archive page (the newest, where publication happens, and the
+      // oldest, where retention does): all of them when the page holds up to 2 x ENDS dates. Asked for together
+      // (the client bounds the requests in flight) and judged in archive order.
+      const asked = days.length <= 2 * ENDS ? days : [...days.slice(0, ENDS), ...days.slice(-ENDS)];
+      if (asked.length < days.length) t.observe('dates asked for', `the newest ${ENDS} and the oldest ${ENDS} of ${days.length}`);
+      const answers = await Promise.all(asked.map((d) => once(`daily:${String(d)}`, () => feedGet(`/api/v1/dailies/${String(d)}`))));
+      for (const [i, d] of asked.entries()) {
         const r = answers[i]!;
         t.cite(r);
         needsAccess(r, `GET /api/v1/dailies/${d}`);
@@ -143,17 +158,41 @@ checkGroup('the daily-report archive', () => {
   );
 });
 
+/** The archive dates asked for at each end of the archive page. */
+const ENDS = 6;
+
+/** Control of the refusals by date: a date the archive names is served, so a refusal is about the date, not about access. */
+async function archiveControl(t: CheckTools): Promise<void> {
+  const { res, dates } = await archive();
+  const days = calendarDates(dates);
+  precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive (the control request)');
+  const control = await once(`daily:${days[0]}`, () => feedGet(`/api/v1/dailies/${days[0]}`));
+  t.cite(res, control);
+  needsAccess(control, `GET /api/v1/dailies/${days[0]}`);
+}
+
+checkGroup('a date without a report', () => {
+  check(
+    {
+      id: 'feed-dailies-missing-date-404',
+      title: 'a well-formed date with no report answers 404, a problem response, not 200',
+      requirements: ['feed-dailies-missing-404'],
+    },
+    async (t) => {
+      await archiveControl(t);
+      // Well formed, and before any report of this service could exist.
+      const missing = await feedGet(`/api/v1/dailies/${MISSING_DAILY_PROBE}`);
+      t.cite(missing);
+      expectProblem(missing, 404);
+    },
+  );
+});
+
 checkGroup('daily dates the endpoint rejects', () => {
   check(
     { id: 'feed-dailies-date-malformed', title: 'a malformed or impossible date is rejected with 400', requirements: ['feed-dailies-date-invalid'] },
     async (t) => {
-      // Control: a date the archive names is served, so a refusal below is about the date, not about access.
-      const { res, dates } = await archive();
-      const days = calendarDates(dates);
-      precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive (the control request)');
-      const control = await once(`daily:${days[0]}`, () => feedGet(`/api/v1/dailies/${days[0]}`));
-      t.cite(res, control);
-      needsAccess(control, `GET /api/v1/dailies/${days[0]}`);
+      await archiveControl(t);
       const malformed = fc.oneof(
         fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '2026-04-31', '20260101', '2026-1-5', 'yesterday', '2026-01-01T00:00'),
         fc

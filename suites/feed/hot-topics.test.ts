@@ -104,7 +104,9 @@ checkGroup('hot topics', () => {
           return t.violation(`links.story ${JSON.stringify(link)} is not an absolute URL`);
         }
         expect(['http:', 'https:'], `links.story ${url.href} is a web (HTML) URL`).toContain(url.protocol);
-        const segment = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '');
+        // The final path segment, as a client reads it: after a trailing slash it is empty, and no id can be taken.
+        const segment = decodeURIComponent(url.pathname.split('/').pop() ?? '');
+        if (segment === '') t.violation(`links.story ${url.href} ends in "/": its final path segment is empty, not the story's publicId`);
         const status = await storyStatus(segment);
         // A refusal (401/403) says nothing about the link: whether stories are open is the anonymous-access check's.
         if (status === 401 || status === 403)

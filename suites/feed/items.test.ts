@@ -7,6 +7,9 @@ import { AssertionViolation, check, expect, precondition, PreconditionFailed, ch
 import { componentSchema, formatAjvErrors, validator } from '../../src/spec.js';
 import {
   CLOCK_TOLERANCE_MS,
+  compareLive,
+  inputJson,
+  listOf,
   WINDOW_MS,
   effectiveTime,
   expectProblem,
@@ -87,6 +90,9 @@ async function windowPages(query: Query): Promise<{ pages: ItemsPage[]; reach: s
   return { pages: broad, reach: `the newest ${seen.length} items only: no narrower query reached the window's tail within ${WINDOW_REQUESTS} requests` };
 }
 
+/** The pages of a window, once per window and rule (the completeness checks read them again). */
+const windowOf = (window: string, by: string) => once(`window:${window}:${by}`, () => windowPages({ mode: 'all', window, by }));
+
 checkGroup('the window under each timestamp rule', () => {
   const cases = [
     { window: '24h', by: 'timeline', reqs: ['feed-items-by-timeline'] },
@@ -102,7 +108,7 @@ checkGroup('the window under each timestamp rule', () => {
         requirements: [...c.reqs],
       },
       async (t) => {
-        const { pages, reach } = await windowPages({ mode: 'all', window: c.window, by: c.by });
+        const { pages, reach } = await windowOf(c.window, c.by);
         t.cite(...pages.map((p) => p.res));
         const items = pages.flatMap((p) => p.items);
         precondition(items.length > 0, `the target listed no items for window=${c.window}&by=${c.by} (needs an item in the last ${c.window})`);
@@ -144,6 +150,56 @@ checkGroup('the window under each timestamp rule', () => {
               : 'none listed (left out, or the window holds none)',
           );
         }
+      },
+    );
+  }
+});
+
+/**
+ * The other side of the window rule: an item whose time under the rule lies inside the 24h window is listed there.
+ * The items come from the 7d listing of the same rule (whatever of it was walked); the 24h listing must have been
+ * walked to its end, so that "not listed" is known. Items within the clock tolerance of the edge, and items without
+ * a publication time under by=published (their place is read two ways), are not judged.
+ */
+checkGroup('the window holds every item whose time lies in it', () => {
+  for (const c of [
+    { by: 'timeline', reqs: ['feed-items-by-timeline'] },
+    { by: 'published', reqs: ['feed-items-by-published'] },
+  ] as const) {
+    check(
+      {
+        id: `feed-items-window-24h-${c.by}-complete`,
+        title: `window=24h&by=${c.by} lists every item whose ${c.by === 'timeline' ? 'timeline time' : 'publication time'} lies in the last 24 hours`,
+        requirements: [...c.reqs],
+      },
+      async (t) => {
+        const day = await windowOf('24h', c.by);
+        const week = await windowOf('7d', c.by);
+        t.cite(...day.pages.map((p) => p.res), ...week.pages.map((p) => p.res));
+        const last = day.pages[day.pages.length - 1]!;
+        if (day.pages.length > BROAD_PAGES || last.hasMore)
+          t.notApplicable(`the 24h listing has more than ${BROAD_PAGES * 100} items: it was not walked to its end, so an item missing from it cannot be told`);
+        const listed = new Set(day.pages.flatMap((p) => p.items).map((i) => idOf(i)));
+        const { now } = targetNow(day.pages[0]!.res);
+        const inside = week.pages
+          .flatMap((p) => p.items)
+          .filter((item) => {
+            const at = effectiveTime(item, c.by);
+            // Only an item the target held when the 24h listing was taken: the feed grows while the run reads it.
+            const discovered = typeof item.discoveredAt === 'string' ? Date.parse(item.discoveredAt) : NaN;
+            const held = Number.isFinite(discovered) && discovered < now - CLOCK_TOLERANCE_MS;
+            return held && at !== undefined && at > now - WINDOW_MS['24h']! + CLOCK_TOLERANCE_MS && at < now - CLOCK_TOLERANCE_MS;
+          });
+        t.observe('items of the 7d listing well inside the last 24h', String(inside.length));
+        precondition(inside.length > 0, `the 7d listing (by=${c.by}) showed no item well inside the last 24 hours to look for`);
+        const missing = inside.filter((i) => !listed.has(idOf(i)));
+        if (missing.length)
+          t.violation(
+            `${missing.length} of ${inside.length} items whose time under by=${c.by} lies in the last 24 hours are missing from window=24h&by=${c.by} (${listed.size} items, walked to its end), e.g. ${missing
+              .slice(0, 3)
+              .map((i) => `${idOf(i)} (publishedAt ${String(i.publishedAt)}, discoveredAt ${String(i.discoveredAt)})`)
+              .join('; ')}`,
+          );
       },
     );
   }
@@ -227,6 +283,54 @@ checkGroup('keyset paging', () => {
       expect(order, `${pages} pages of ${size} give the items of one listing of ${reference.length} in its order`).toEqual(
         reference.filter((id) => walkedSet.has(id)),
       );
+    },
+  );
+});
+
+checkGroup('the query a listing is given', () => {
+  check(
+    {
+      id: 'feed-items-q-trimmed-search',
+      title: 'q is trimmed for the search itself: "  word  " finds what "word" finds',
+      requirements: ['feed-items-q-length'],
+    },
+    async (t) => {
+      // A word the feed itself shows (the first one of three letters or more in a title), searched with and without
+      // surrounding whitespace: the two listings must be one (compareLive tells a moving feed from a difference).
+      const { res, items } = await broadListing();
+      t.cite(res);
+      const word = items.flatMap((i) => String(i.title ?? '').split(/[^\p{L}\p{N}]+/u)).find((w) => [...w].length >= 3 && [...w].length <= 200);
+      precondition(word, 'needs an item whose title has a word of three letters or more (mode=all, 7d)');
+      const ids = (r: HttpResponse) =>
+        r.status === 200 ? JSON.stringify(listOf(inputJson(r, `GET ${r.url}`), profile().items.list!).map((i) => idOf(i))) : `status ${r.status}`;
+      const cmp = await compareLive(
+        (c) => feedGet('/api/v1/items', { query: { mode: 'all', q: word }, ...c }),
+        (c) => feedGet('/api/v1/items', { query: { mode: 'all', q: `  ${word}\t ` }, ...c }),
+        ids,
+      );
+      t.cite(...cmp.responses);
+      t.observe('word', word);
+      precondition(cmp.first.status === 200, `q=${word} answered ${cmp.first.status} (the q range checks judge that)`);
+      precondition(cmp.outcome !== 'moving', 'the listing changed between every two requests: the feed changes faster than the comparison can finish');
+      expect(ids(cmp.second), `q="  ${word}\\t " lists what q=${word} lists`).toBe(ids(cmp.first));
+    },
+  );
+
+  check(
+    {
+      id: 'feed-items-continuation-limit',
+      title: 'a continuation page honours the limit of its query, as the first page does',
+      requirements: ['feed-items-limit-range'],
+    },
+    async (t) => {
+      const first = await page({ limit: 3 });
+      t.cite(first.res);
+      precondition(first.next, 'needs more than 3 selected items in the 7d window (a continuation page of limit=3)');
+      const next = await page({ limit: 3, cursor: first.next });
+      t.cite(next.res);
+      t.observe('page sizes', `${first.items.length} then ${next.items.length}`);
+      expect(first.items.length, 'the first page of limit=3').toBeLessThanOrEqual(3);
+      expect(next.items.length, 'the continuation page of limit=3').toBeLessThanOrEqual(3);
     },
   );
 });

@@ -6,7 +6,7 @@
  */
 import { check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
-import { compareLive, feedGet, listOf, once, profile } from '../../src/feed.js';
+import { compareLive, DEFAULTS_REQUIREMENT, feedGet, listOf, once, paramCheckId, PARAMETER_RULE_OPERATIONS, profile } from '../../src/feed.js';
 import {
   boundaries,
   invalidEnumValues,
@@ -40,13 +40,14 @@ const doc = await loadOpenApi('feed');
 
 /** Operations with bounded query parameters, and where their list is (profile) so a limit can be checked. */
 const OPERATIONS = [
-  { operationId: 'listItems', list: () => profile().items.list!, runs: 50, defaults: 'feed-items-defaults' },
+  { operationId: 'listItems', list: () => profile().items.list!, runs: 50 },
   { operationId: 'listDailies', list: () => profile().dailies.list!, runs: 50 },
   // Snapshot pages may carry up to 1000 items: fewer runs.
   { operationId: 'selectedSnapshot', list: () => profile().snapshot.list!, runs: 4 },
 ];
 
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+if (OPERATIONS.map((o) => o.operationId).join() !== PARAMETER_RULE_OPERATIONS.join())
+  throw new Error('parameters.test.ts: OPERATIONS must list PARAMETER_RULE_OPERATIONS');
 
 for (const o of OPERATIONS) {
   const { path, op } = operation(doc, o.operationId);
@@ -56,7 +57,7 @@ for (const o of OPERATIONS) {
     for (const p of params) {
       const s = p.schema;
       const req = p['x-requirement'];
-      const id = `feed-param-${kebab(o.operationId)}-${p.name}`;
+      const id = paramCheckId(o.operationId, p.name);
       const get = async (value: string | number) => {
         // Control: the operation answers 200 without the parameter, so a refusal of everything is not read as a
         // verdict on the parameter's rule (whether it answers 200 is the anonymous-access check's requirement).
@@ -123,7 +124,7 @@ for (const o of OPERATIONS) {
           { id: `${id}-in-range`, title: `${p.name} of ${s.minLength} to ${s.maxLength} code points${trimmed} is accepted`, requirements: [req] },
           async () => {
             await property(validStrings(s), async (v) => expect((await get(v)).status, `${p.name}=${JSON.stringify(v)}`).toBe(200), {
-              runs: 20,
+              runs: 8,
               examples: boundaries(s, 'valid') as string[],
             });
           },
@@ -135,14 +136,14 @@ for (const o of OPERATIONS) {
             requirements: [req],
           },
           async () => {
-            await property(invalidStrings(s), async (v) => expectRejected(await get(v), v), { runs: 20, examples: boundaries(s, 'invalid') as string[] });
+            await property(invalidStrings(s), async (v) => expectRejected(await get(v), v), { runs: 8, examples: boundaries(s, 'invalid') as string[] });
           },
         );
       }
 
       if (s.default !== undefined) {
         // The operation's own defaults requirement when it has one (items), else the parameter's rule: one requirement per check.
-        const reqs = o.defaults ? [o.defaults] : [req];
+        const reqs = [DEFAULTS_REQUIREMENT[o.operationId] ?? req];
         check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async (t) => {
           const list = (r: HttpResponse) => (r.status === 200 ? JSON.stringify(listOf(listingJson(r), o.list())) : `status ${r.status}`);
           // The request without the parameter and the one with its default, compared as a live feed allows: the

@@ -24,11 +24,11 @@ interface Snapshot {
 }
 
 /** The client procedure: request pages while hasMore, keep the first page's cursor. */
-async function takeSnapshot(query: Record<string, string | number> = {}): Promise<Snapshot> {
+async function takeSnapshot(query: Record<string, string | number> = {}, pagesAtMost = MAX_PAGES): Promise<Snapshot> {
   const pages: Snapshot['pages'] = [];
   let next: string | undefined;
   let failure: string | undefined;
-  for (let i = 0; i < MAX_PAGES; i++) {
+  for (let i = 0; i < pagesAtMost; i++) {
     const res = await feedGet(SNAPSHOT, { query: next ? { ...query, page: next } : query });
     if (res.status !== 200 && i === 0) {
       needsAccess(res, 'the snapshot');
@@ -176,6 +176,36 @@ describe.sequential('the snapshot procedure', () => {
       t.observe('pages compared', `${s.pages.length}${s === a ? ' at the default size' : ` of limit=${(s as Snapshot & { limit: number }).limit}`}`);
       const cursors = [...new Set(s.pages.map((p) => p.body.cursor))];
       expect(cursors, 'cursor values across pages').toHaveLength(1);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-snapshot-pages-within-limit',
+      title: 'every page of a walk, continuation pages included, holds at most the limit it was asked for (default 500)',
+      requirements: ['feed-snapshot-limit-range'],
+    },
+    async (t) => {
+      const a = await snapshotA();
+      t.cite(...a.pages.map((p) => p.res));
+      const b = await otherSizeSnapshot(a);
+      t.cite(...b.pages.map((p) => p.res));
+      // The walks above may fit one page at their sizes: three pages of a small size show continuation pages too.
+      const SMALL = 3;
+      const small = await takeSnapshot({ limit: SMALL }, 3);
+      t.cite(...small.pages.map((p) => p.res));
+      for (const [walk, limit] of [
+        [a, 500],
+        [b, b.limit],
+        [small, SMALL],
+      ] as const) {
+        const sizes = walk.pages.map((p) => listOf(p.body, profile().snapshot.list!).length);
+        const over = sizes.findIndex((n) => n > limit);
+        if (over >= 0) t.violation(`page ${over + 1} of a walk at limit=${limit} held ${sizes[over]} items`);
+      }
+      if (a.pages.length + b.pages.length + small.pages.length === 3 && small.complete)
+        t.notApplicable(`the selected set fits one page of ${SMALL}: no walk has a continuation page`);
+      precondition(a.pages.length + b.pages.length + small.pages.length > 3, 'needs a walk of more than one page (a continuation page to judge)');
     },
   );
 

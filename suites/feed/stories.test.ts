@@ -169,6 +169,22 @@ checkGroup('story ids the endpoint does not serve', () => {
     },
   );
 
+  check(
+    {
+      id: 'feed-story-id-128-allowed',
+      title: 'a publicId of exactly 128 characters is allowed: an unknown one answers as any unknown id does, not as one too long',
+      requirements: ['feed-story-id-length'],
+    },
+    async (t) => {
+      const short = await feedGet(storyPath(`conformance-unknown-${randomBytes(8).toString('hex')}`));
+      const id = `conformance-${randomBytes(8).toString('hex')}`;
+      const longest = await feedGet(storyPath(id + 'x'.repeat(128 - id.length)));
+      t.cite(short, longest);
+      t.observe('statuses', `an unknown short id ${short.status}, an unknown 128-character id ${longest.status}`);
+      expect(longest.status, `an unknown 128-character publicId (an unknown short one: ${short.status})`).toBe(short.status);
+    },
+  );
+
   check({ id: 'feed-story-unknown-404', title: 'an unknown story id answers 404', requirements: ['feed-story-not-found'] }, async () => {
     // Control: a story the feed names answers 200, so a refusal of every story is not read as "not found".
     await liveStoryBody();

@@ -106,3 +106,79 @@ describe.sequential('every response the run saw', () => {
     },
   );
 });
+
+// The per-operation checks read one 200 each; this reads every 200 of the run (continuation pages, every parameter
+// value, every story and date the run asked for).
+describe.sequential('every 200 the run saw', () => {
+  check(
+    {
+      id: 'feed-every-200-etag-cache-control',
+      title: 'every 200 of the run, continuation pages and every parameter value included, carried ETag and Cache-Control',
+      requirements: ['feed-200-etag-cache-control'],
+    },
+    async (t) => {
+      const ok = feedExchanges().filter((x) => x.status === 200 && x.method === 'GET' && new URL(x.url).pathname.startsWith('/api/v1/'));
+      if (ok.length === 0) return t.notApplicable('the run saw no 200 from an operation');
+      t.observe('200 responses seen', String(ok.length));
+      const bad = ok.filter((x) => !x.responseHeaders?.['etag'] || !x.responseHeaders?.['cache-control']);
+      if (bad.length)
+        t.violation(
+          `${bad.length} of ${ok.length} 200 responses lacked ETag or Cache-Control, e.g. ${bad
+            .slice(0, 3)
+            .map(
+              (x) =>
+                `${x.method} ${x.url} (ETag ${x.responseHeaders?.['etag'] ? 'present' : 'absent'}, Cache-Control ${x.responseHeaders?.['cache-control'] ? 'present' : 'absent'})`,
+            )
+            .join('; ')}`,
+        );
+    },
+  );
+});
+
+// RFC 9457, which application/problem+json names: the members the document leaves out ("Problem body fields … not
+// shown") still have the types the media type gives them, wherever a deployment sends them.
+describe.sequential('every problem body the run saw', () => {
+  check(
+    {
+      id: 'feed-every-problem-members-typed',
+      title: 'every problem body is a JSON object whose status, when present, is the response status, and whose type, title and detail are strings',
+      requirements: ['feed-problem-json'],
+    },
+    async (t) => {
+      const problems = feedExchanges().filter(
+        (x) =>
+          x.status! >= 400 &&
+          x.method !== 'HEAD' &&
+          // A body read whole: not cut by the recorder, not broken off by the connection (the exchange's error).
+          !x.truncated &&
+          !x.error &&
+          x.responseBody !== undefined &&
+          (x.responseHeaders?.['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === 'application/problem+json',
+      );
+      // An error that is not problem+json at all is feed-every-error-is-problem's finding.
+      if (problems.length === 0) return t.notApplicable('the run saw no problem+json response');
+      t.observe('problem bodies read', String(problems.length));
+      const wrong: string[] = [];
+      for (const x of problems) {
+        let body: unknown;
+        try {
+          body = JSON.parse(x.responseBody ?? '');
+        } catch {
+          body = undefined;
+        }
+        const where = `${x.method} ${x.url} (${x.status})`;
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+          // A body recorded as it came off the wire (the raw-socket probes: chunked or compressed bytes) is not read here.
+          const framed = x.responseHeaders?.['transfer-encoding'] !== undefined || x.responseHeaders?.['content-encoding'] !== undefined;
+          if (!framed) wrong.push(`${where}: the body is not a JSON object`);
+          continue;
+        }
+        const p = body as Record<string, unknown>;
+        if ('status' in p && p.status !== x.status) wrong.push(`${where}: status member ${JSON.stringify(p.status)}`);
+        for (const m of ['type', 'title', 'detail', 'instance'])
+          if (m in p && typeof p[m] !== 'string') wrong.push(`${where}: ${m} member ${JSON.stringify(p[m])}, not a string`);
+      }
+      if (wrong.length) t.violation(`${wrong.length} of ${problems.length} problem bodies break RFC 9457's member types, e.g. ${wrong.slice(0, 3).join('; ')}`);
+    },
+  );
+});
