@@ -345,7 +345,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       }
     }
     mkdirSync(htmlDir, { recursive: true });
-    writeFileSync(path.join(htmlDir, 'matrix.html'), matrixHtml(summary, reportPages(htmlDir)));
+    // The facets under their requirements (loaded here, at the end: they read the suites' helpers and the descriptions).
+    const facets = [...(await (await import('./facets.js')).facetsByKey()).values()];
+    writeFileSync(path.join(htmlDir, 'matrix.html'), matrixHtml(summary, reportPages(htmlDir), facets));
     log(`matrix:      ${path.join(htmlDir, 'matrix.html')}`);
     log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
     log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);

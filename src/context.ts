@@ -42,6 +42,28 @@ export function setFeedTestContext(feedUrl: string, reportDir: string): void {
   process.env[CONTEXT_VAR] = JSON.stringify(ctx);
 }
 
+/** The run context the suites are collected (not run) with: no target, the default profile. */
+export function setCollectContext(): void {
+  const ctx: RunContext = {
+    services: ['feed', 'gateway'],
+    feedUrl: 'http://collect.invalid',
+    gatewayUrl: 'http://collect.invalid',
+    embedded: false,
+    reportDir: 'reports',
+    runs: 1,
+    timeoutMs: 1000,
+    budget: 0,
+    maxRetries: 0,
+    maxRetryWaitMs: 0,
+    concurrency: 1,
+    maxBodyBytes: 0,
+    profile: loadProfile(),
+    realtimePath: '/v1/realtime',
+    probeRateLimit: false,
+  };
+  process.env[CONTEXT_VAR] = JSON.stringify(ctx);
+}
+
 let cached: RunContext | undefined;
 export function runContext(): RunContext {
   if (cached) return cached;

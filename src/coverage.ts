@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createVitest } from 'vitest/node';
-import { loadCatalogue, loadProfile, type CatalogueEntry } from './spec.js';
-import { CONTEXT_VAR, type RunContext } from './context.js';
+import { loadCatalogue, type CatalogueEntry } from './spec.js';
+import { setCollectContext } from './context.js';
+import { facets as allFacets, type Facet } from './facets.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -23,29 +24,36 @@ export interface CoverageRow {
   status: 'covered' | 'unverifiable' | 'not applicable' | 'pending';
   checks: string[];
   reason?: string;
+  /** The facts the requirement states (src/facets.ts), each with its checks or the reason none decides it. */
+  facets: FacetRow[];
+  /** Faulty variants that break the requirement (when the caller gave the variants). */
+  variants: string[];
+}
+
+export interface FacetRow extends Pick<Facet, 'key' | 'kind' | 'text' | 'reason' | 'source'> {
+  checks: string[];
+  /** Faulty variants declared to break this facet (the self-test shows one of its checks failing on each). */
+  variants: string[];
+  /** What is wrong with the facet: a check it names that does not exist or does not cite the requirement. */
+  problems: string[];
+}
+
+/** A faulty variant as coverage sees it: its name, what it breaks, and the facets it breaks (if declared). */
+export interface VariantRef {
+  name: string;
+  breaks: string[];
+  facets?: string[];
 }
 
 /** Check ids by requirement id, from the conformance suites' metadata (collected, not run). */
 export async function collectChecks(): Promise<Map<string, string[]>> {
-  const ctx: RunContext = {
-    services: ['feed', 'gateway'],
-    feedUrl: 'http://collect.invalid',
-    gatewayUrl: 'http://collect.invalid',
-    embedded: false,
-    reportDir: path.join(ROOT, 'reports'),
-    runs: 1,
-    timeoutMs: 1000,
-    budget: 0,
-    maxRetries: 0,
-    maxRetryWaitMs: 0,
-    concurrency: 1,
-    maxBodyBytes: 0,
-    profile: loadProfile(),
-    realtimePath: '/v1/realtime',
-    probeRateLimit: false,
-  };
-  process.env[CONTEXT_VAR] = JSON.stringify(ctx);
-  const vitest = await createVitest('test', { root: ROOT, config: path.join(ROOT, 'vitest.config.ts'), project: ['conformance'], watch: false, reporters: [] });
+  setCollectContext();
+  return collectWith(
+    await createVitest('test', { root: ROOT, config: path.join(ROOT, 'vitest.config.ts'), project: ['conformance'], watch: false, reporters: [] }),
+  );
+}
+
+async function collectWith(vitest: Awaited<ReturnType<typeof createVitest>>): Promise<Map<string, string[]>> {
   try {
     const result = await vitest.collect();
     const errors = [...result.unhandledErrors, ...result.testModules.flatMap((m) => m.errors())];
@@ -87,15 +95,36 @@ export async function clientRuleTests(): Promise<Map<string, string[]>> {
   }
 }
 
-export async function coverage(): Promise<CoverageRow[]> {
+export async function coverage(variants: VariantRef[] = []): Promise<CoverageRow[]> {
   const checks = await collectChecks();
   const clientTests = await clientRuleTests();
   const catalogue = loadCatalogue();
   for (const id of [...checks.keys(), ...clientTests.keys()]) if (!catalogue.has(id)) throw new Error(`a check cites unknown requirement ${id}`);
+  const facetList = await allFacets(catalogue);
+  const keys = new Set(facetList.map((f) => f.key));
+  for (const v of variants) for (const k of v.facets ?? []) if (!keys.has(k)) throw new Error(`variant ${v.name} declares unknown facet ${k}`);
+  const facetRow = (f: Facet): FacetRow => {
+    const citing = new Set(checks.get(f.requirement) ?? []);
+    const problems = (f.checks ?? []).filter((c) => !citing.has(c)).map((c) => `check ${c} does not exist or does not cite ${f.requirement}`);
+    if (!f.checks?.length && !f.reason) problems.push('neither a check nor a reason');
+    const { key, kind, text, reason, source } = f;
+    return {
+      key,
+      kind,
+      text,
+      checks: f.checks ?? [],
+      reason,
+      source,
+      variants: variants.filter((v) => v.facets?.includes(f.key)).map((v) => v.name),
+      problems,
+    };
+  };
   return [...catalogue.values()].map((r: CatalogueEntry) => {
     const found = r.subject === 'client' ? [...new Set(clientTests.get(r.id) ?? [])] : (checks.get(r.id) ?? []);
     const status = found.length > 0 ? 'covered' : r.unverifiable ? 'unverifiable' : r.notApplicable ? 'not applicable' : 'pending';
     return {
+      facets: facetList.filter((f) => f.requirement === r.id).map(facetRow),
+      variants: variants.filter((v) => v.breaks.includes(r.id)).map((v) => v.name),
       id: r.id,
       service: r.service,
       level: r.level,
@@ -109,27 +138,40 @@ export async function coverage(): Promise<CoverageRow[]> {
   });
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const rows = await coverage();
-  if (process.argv.includes('--json')) {
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-  } else {
-    for (const service of ['feed', 'gateway']) {
-      const mine = rows.filter((r) => r.service === service);
-      process.stdout.write(`\n${service}: ${mine.length} requirements\n`);
-      for (const r of mine) {
-        const what =
-          r.status === 'covered'
-            ? `${r.checks.length} check(s): ${r.checks.slice(0, 3).join(', ')}${r.checks.length > 3 ? ', …' : ''}`
-            : r.status === 'pending'
-              ? 'PENDING — no check yet'
-              : `${r.status}: ${r.reason}`;
-        process.stdout.write(`  ${r.status.padEnd(14)} ${r.level.padEnd(6)} ${r.id.padEnd(38)} ${what}\n`);
+/** The facets that fail the gate: neither a check nor a reason, or a check that does not exist or cite the requirement. */
+export function facetProblems(rows: CoverageRow[]): string[] {
+  return rows.flatMap((r) => r.facets.flatMap((f) => f.problems.map((p) => `${f.key}: ${p}`)));
+}
+
+/** The listing of `npm run coverage`: requirement → facets → checks → faulty variants. */
+export function coverageText(rows: CoverageRow[]): string {
+  const out: string[] = [];
+  for (const service of ['feed', 'gateway']) {
+    const mine = rows.filter((r) => r.service === service);
+    out.push(`\n${service}: ${mine.length} requirements, ${mine.reduce((n, r) => n + r.facets.length, 0)} facets`);
+    for (const r of mine) {
+      const what =
+        r.status === 'covered'
+          ? `${r.checks.length} check(s): ${r.checks.slice(0, 3).join(', ')}${r.checks.length > 3 ? ', …' : ''}`
+          : r.status === 'pending'
+            ? 'PENDING — no check yet'
+            : `${r.status}: ${r.reason}`;
+      out.push(`  ${r.status.padEnd(14)} ${r.level.padEnd(6)} ${r.id.padEnd(38)} ${what}`);
+      if (r.variants.length) out.push(`${' '.repeat(24)}variants: ${r.variants.join(', ')}`);
+      for (const f of r.facets) {
+        const by = f.checks.length ? f.checks.join(', ') : `no check: ${f.reason}`;
+        const proof = f.variants.length ? ` · shown failing on ${f.variants.join(', ')}` : '';
+        out.push(
+          `${' '.repeat(24)}${f.problems.length ? '✗' : '·'} [${f.kind}] ${f.text} → ${by}${proof}${f.problems.length ? ` — ${f.problems.join('; ')}` : ''}`,
+        );
       }
     }
-    const count = (s: CoverageRow['status']) => rows.filter((r) => r.status === s).length;
-    process.stdout.write(
-      `\n${rows.length} requirements: ${count('covered')} covered, ${count('unverifiable')} unverifiable from outside and ${count('not applicable')} not applicable to the suite (each with its reason), ${count('pending')} pending\n`,
-    );
   }
+  const count = (s: CoverageRow['status']) => rows.filter((r) => r.status === s).length;
+  const facets = rows.flatMap((r) => r.facets);
+  out.push(
+    `\n${rows.length} requirements: ${count('covered')} covered, ${count('unverifiable')} unverifiable from outside and ${count('not applicable')} not applicable to the suite (each with its reason), ${count('pending')} pending`,
+    `${facets.length} facets: ${facets.filter((f) => f.checks.length).length} decided by checks, ${facets.filter((f) => !f.checks.length && f.reason).length} with a stated reason, ${facets.filter((f) => f.variants.length).length} shown failing on a named faulty variant, ${facetProblems(rows).length} without a check or a reason (the gate)`,
+  );
+  return `${out.join('\n')}\n`;
 }

@@ -2,6 +2,7 @@
  * The report's own pages, beside the Allure report: the clause matrix (every requirement, its verdict, its checks,
  * links to their evidence) and the comparison of runs. Self-contained HTML: inline styles, no scripts.
  */
+import type { Facet } from './facets.js';
 import type { RequirementResult, RequirementVerdict, Summary } from './results.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -46,10 +47,34 @@ function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
 }
 
 /**
+ * The facets of a requirement (src/facets.ts), each with what its checks showed in this run: passed when every one
+ * of them that ran passed, failed when one failed, not run when none ran; a facet no check decides shows its reason.
+ */
+function facetList(r: RequirementResult, facets: Facet[]): string {
+  const mine = facets.filter((f) => f.requirement === r.id);
+  if (mine.length === 0) return '';
+  const verdicts = new Map(r.checks.map((c) => [c.id, c.verdict]));
+  const items = mine.map((f) => {
+    const seen = (f.checks ?? []).flatMap((id) => (verdicts.has(id) ? [verdicts.get(id)!] : []));
+    const state = !f.checks?.length
+      ? `no check: ${f.reason ?? ''}`
+      : seen.length === 0
+        ? 'not run'
+        : seen.some((v) => v === 'failed' || v === 'warning')
+          ? 'failed'
+          : seen.every((v) => v === 'passed')
+            ? 'passed'
+            : seen.join(', ');
+    return `<li><span class="why">[${esc(f.kind)}]</span> ${esc(f.text)} — <span class="why">${esc(state)}</span></li>`;
+  });
+  return `<details class="facets"><summary>${mine.length} facet(s)</summary><ul>${items.join('')}</ul></details>`;
+}
+
+/**
  * The clause matrix. `reportPages` maps a check title to its page id in the Allure report (index.html#/<id>), so
  * each check links to its evidence: requests, responses, curl.
  */
-export function matrixHtml(s: Summary, reportPages: Map<string, string>): string {
+export function matrixHtml(s: Summary, reportPages: Map<string, string>, facets: Facet[] = []): string {
   const count = (v: RequirementVerdict) => s.requirements.filter((r) => r.verdict === v).length;
   const verdicts: RequirementVerdict[] = [
     'pass',
@@ -79,7 +104,7 @@ export function matrixHtml(s: Summary, reportPages: Map<string, string>): string
           : r.reason
             ? esc(r.reason)
             : '';
-        return `<tr id="${esc(r.id)}"><td><code>${esc(r.id)}</code><div class="level">${r.level}</div></td><td>${esc(r.summary)}<div class="text">${esc(r.text.slice(0, 400))}</div></td><td>${badge(r.verdict)}${why ? `<div class="why">${why}</div>` : ''}</td><td><ul>${r.checks.map((c) => `<li>${checkLink(c)}</li>`).join('')}</ul></td></tr>`;
+        return `<tr id="${esc(r.id)}"><td><code>${esc(r.id)}</code><div class="level">${r.level}</div></td><td>${esc(r.summary)}<div class="text">${esc(r.text.slice(0, 400))}</div>${facetList(r, facets)}</td><td>${badge(r.verdict)}${why ? `<div class="why">${why}</div>` : ''}</td><td><ul>${r.checks.map((c) => `<li>${checkLink(c)}</li>`).join('')}</ul></td></tr>`;
       });
       return `<h3>${esc(section)}</h3><table><thead><tr><th style="width:22%">requirement</th><th>what the document says</th><th style="width:18%">verdict</th><th style="width:28%">checks (evidence)</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
     });

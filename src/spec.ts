@@ -25,6 +25,15 @@ export interface Requirement {
   unverifiable?: string;
   notApplicable?: string;
   note?: string;
+  /** Facts of the requirement the tables and the OpenAPI description do not spell out (src/facets.ts). */
+  facets?: FacetSpec[];
+}
+export interface FacetSpec {
+  id: string;
+  kind: 'bound' | 'place' | 'field' | 'step' | 'condition';
+  text: string;
+  checks?: string[];
+  reason?: string;
 }
 export interface Catalogue {
   document: string;

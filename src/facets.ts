@@ -1,0 +1,317 @@
+/**
+ * The facets of every requirement: each fact it states (a bound on each side, each place it applies, each documented
+ * field, each step of a procedure), with the checks that decide it or the reason none can. Most are derived here
+ * from the data the suites are generated from (the OpenAPI descriptions' parameter rules, operations, security and
+ * request schemas; the key-state table), with the same check-id formulas the suites use, so a facet and its check
+ * cannot drift apart. The rest are written under their requirement in specs/<service>/requirements.json.
+ * `npm run coverage` lists them; the project's tests fail on a facet with neither a check nor a reason.
+ */
+import {
+  loadCatalogue,
+  loadOpenApi,
+  operation,
+  type CatalogueEntry,
+  type FacetSpec,
+  type JsonSchema,
+  type OperationObject,
+  type ParameterObject,
+} from './spec.js';
+import { FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, DEFAULTS_REQUIREMENT, paramCheckId } from './feed.js';
+import {
+  FORM_LABEL,
+  FORM_REQUIREMENT,
+  GW_CHECK_IDS,
+  KEY_STATES,
+  LIMITED_FORMS,
+  PAYLOAD_OPERATIONS,
+  formRefusedRequirement,
+  type KeyForm,
+  kebab,
+  minimalBody,
+  shapeFor,
+} from './gateway.js';
+import { brokenBodies } from './generate.js';
+
+export interface Facet extends FacetSpec {
+  /** `<requirement>/<facet id>`: unique over both catalogues. */
+  key: string;
+  requirement: string;
+  /** Where the facet comes from: the data it was derived from, or the catalogue. */
+  source: string;
+}
+
+/** The gateway's operations as its description gives them (paths as templates: facets do not depend on a run's profile). */
+interface DescribedOperation {
+  operationId: string;
+  method: string;
+  display: string;
+  forms: KeyForm[];
+  family: string;
+  websocket: boolean;
+  op: OperationObject;
+}
+async function describedOperations(): Promise<DescribedOperation[]> {
+  const doc = await loadOpenApi('gateway');
+  return Object.entries(doc.paths).flatMap(([p, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({
+      operationId: op.operationId,
+      method: method.toUpperCase(),
+      display: p,
+      forms: (op.security ?? []).flatMap((sec) => Object.keys(sec)).filter((f): f is KeyForm => f in FORM_LABEL),
+      family: String(op['x-family']),
+      websocket: op['x-websocket'] === true,
+      op,
+    })),
+  );
+}
+
+const facet = (requirement: string, f: FacetSpec, source: string): Facet => ({ key: `${requirement}/${f.id}`, requirement, source, ...f });
+
+/** Each bound of each parameter rule of the feed, both sides, and each default (parameters.test.ts). */
+async function parameterFacets(): Promise<Facet[]> {
+  const doc = await loadOpenApi('feed');
+  const out: Facet[] = [];
+  for (const operationId of PARAMETER_RULE_OPERATIONS) {
+    const { op } = operation(doc, operationId);
+    for (const p of (op.parameters ?? []) as (ParameterObject & { 'x-requirement'?: string })[]) {
+      const req = p['x-requirement'];
+      if (p.in !== 'query' || !req) continue;
+      const s = p.schema;
+      const id = paramCheckId(operationId, p.name);
+      const at = `${operationId}.${p.name}`;
+      const src = `OpenAPI ${operationId} parameter ${p.name}`;
+      const add = (fid: string, kind: FacetSpec['kind'], text: string, checks: string[], requirement = req) =>
+        out.push(facet(requirement, { id: `${at}.${fid}`, kind, text, checks }, src));
+      if (s.enum) {
+        add('each-value', 'bound', `${operationId}: each documented ${p.name} (${(s.enum as unknown[]).join(', ')}) is served`, [`${id}-each-value`]);
+        add('other-values', 'bound', `${operationId}: a ${p.name} outside the list, and one next to a listed value, answers 400`, [
+          `${id}-other-values`,
+          `${id}-near-misses`,
+        ]);
+      }
+      if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
+        add('min-served', 'bound', `${operationId}: ${p.name}=${s.minimum} (the smallest allowed) is served`, [`${id}-in-range`]);
+        add('max-served', 'bound', `${operationId}: ${p.name}=${s.maximum} (the largest allowed) is served`, [`${id}-in-range`]);
+        add('below-min-refused', 'bound', `${operationId}: ${p.name}=${Number(s.minimum) - 1} answers 400`, [`${id}-out-of-range`]);
+        add('above-max-refused', 'bound', `${operationId}: ${p.name}=${Number(s.maximum) + 1} answers 400`, [`${id}-out-of-range`]);
+        add('not-integer-refused', 'bound', `${operationId}: a ${p.name} that is not an integer answers 400`, [`${id}-out-of-range`]);
+      }
+      if (s.type === 'string' && s.minLength !== undefined && s.maxLength !== undefined) {
+        add('shortest-served', 'bound', `${operationId}: a ${p.name} of ${s.minLength} code point(s) is served`, [`${id}-in-range`]);
+        add('longest-served', 'bound', `${operationId}: a ${p.name} of ${s.maxLength} code points is served`, [`${id}-in-range`]);
+        add('too-long-refused', 'bound', `${operationId}: a ${p.name} of ${Number(s.maxLength) + 1} code points answers 400`, [`${id}-out-of-range`]);
+        if (Number(s.minLength) > 0)
+          add('too-short-refused', 'bound', `${operationId}: a ${p.name} shorter than ${s.minLength} code point(s) answers 400`, [`${id}-out-of-range`]);
+      }
+      if (s.default !== undefined)
+        add(
+          'default',
+          'condition',
+          `${operationId}: leaving ${p.name} out is ${p.name}=${String(s.default)}`,
+          [`${id}-default`],
+          DEFAULTS_REQUIREMENT[operationId] ?? req,
+        );
+    }
+  }
+  return out;
+}
+
+/** The caching rules of the Endpoints and Events sections, on every GET operation (conditional-requests.test.ts). */
+function cachingFacets(): Facet[] {
+  const rules: [string, string, (op: string) => string][] = [
+    ['feed-200-etag-cache-control', 'etag', (op) => `${op}: a 200 carries ETag and Cache-Control`],
+    ['feed-cache-control-s-maxage', 's-maxage', (op) => `${op}: Cache-Control carries s-maxage`],
+    ['feed-conditional-304', 'conditional', (op) => `${op}: If-None-Match with the current ETag answers 304`],
+    ['feed-304-headers-empty-body', '304-headers', (op) => `${op}: a 304 has no body and carries ETag and Cache-Control`],
+    ['feed-etag-stable', 'etag-stable', (op) => `${op}: the ETag stays the same while the content does`],
+  ];
+  const ids: Record<string, (k: string) => string> = {
+    etag: (k) => `feed-etag-cache-control-${k}`,
+    's-maxage': (k) => `feed-s-maxage-${k}`,
+    conditional: (k) => `feed-conditional-304-${k}`,
+    '304-headers': (k) => `feed-304-headers-${k}`,
+    'etag-stable': (k) => `feed-etag-stable-${k}`,
+  };
+  return FEED_OPERATIONS.flatMap((o) =>
+    rules.map(([req, fid, text]) =>
+      facet(req, { id: `${o.operationId}.${fid}`, kind: 'place', text: text(o.operationId), checks: [ids[fid]!(kebab(o.operationId))] }, 'FEED_OPERATIONS'),
+    ),
+  );
+}
+
+/** Each key state on each path family and on the realtime WebSocket; each key form on each path (Authentication). */
+async function keyFacets(): Promise<Facet[]> {
+  const ops = await describedOperations();
+  const out: Facet[] = [];
+  for (const st of KEY_STATES) {
+    for (const op of ops) {
+      const where = op.websocket ? 'realtime' : op.operationId;
+      out.push(
+        facet(
+          st.reqs[0]!,
+          {
+            id: `${st.slug}@${where}`,
+            kind: 'place',
+            text: `${op.method} ${op.display} refuses ${st.what} (${st.statuses.join(' or ')})`,
+            checks: [GW_CHECK_IDS.keyState(st.slug, where)],
+          },
+          'KEY_STATES × the gateway operations',
+        ),
+      );
+    }
+  }
+  for (const op of ops.filter((o) => !o.websocket)) {
+    const place = `${op.method} ${op.display}`;
+    const src = `OpenAPI ${op.operationId} security (the Authentication table)`;
+    for (const form of op.forms)
+      out.push(
+        facet(
+          FORM_REQUIREMENT[form]!,
+          {
+            id: `${form}@${op.operationId}`,
+            kind: 'place',
+            text: `${place} accepts the key in ${FORM_LABEL[form]}`,
+            checks: [GW_CHECK_IDS.formAccepted(form, op.operationId)],
+          },
+          src,
+        ),
+      );
+    for (const form of LIMITED_FORMS.filter((f) => !op.forms.includes(f)))
+      out.push(
+        facet(
+          formRefusedRequirement(form),
+          {
+            id: `${form}@${op.operationId}`,
+            kind: 'place',
+            text: `${place} refuses a key in ${FORM_LABEL[form]} (not listed for it)`,
+            checks: [GW_CHECK_IDS.formRefused(form, op.operationId, op.family)],
+          },
+          src,
+        ),
+      );
+    out.push(
+      facet(
+        'gw-credential-required',
+        {
+          id: `none@${op.operationId}`,
+          kind: 'place',
+          text: `${place} without any credential answers 401`,
+          checks: [GW_CHECK_IDS.noCredential(op.operationId)],
+        },
+        src,
+      ),
+    );
+  }
+  return out;
+}
+
+/** Each documented request field of each generation payload: left out, or of another type, answers 400 (payloads.test.ts). */
+async function payloadFacets(): Promise<Facet[]> {
+  const ops = (await describedOperations()).filter((o) => PAYLOAD_OPERATIONS.includes(o.operationId));
+  return ops.flatMap((op) => {
+    const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
+    const { fixed } = brokenBodies(schema, minimalBody(op.operationId, 'model', op.operationId === 'chatCompletions' ? null : 16));
+    return fixed.map((b) =>
+      facet(
+        'gw-request-payload-400',
+        {
+          id: `${op.operationId}.${b.label
+            .replace(/[^a-z0-9]+/gi, '-')
+            .replace(/^-|-$/g, '')
+            .toLowerCase()}`,
+          kind: 'field',
+          text: `${op.method} ${op.display} with a body ${b.label} answers 400`,
+          checks: [GW_CHECK_IDS.brokenPayload(op.operationId)],
+        },
+        `OpenAPI ${op.operationId} request schema`,
+      ),
+    );
+  });
+}
+
+/** The refusals every generation path makes as the others do: an unknown model, a body that is not JSON, a key refusal's type. */
+async function perPathFacets(): Promise<Facet[]> {
+  const ops = await describedOperations();
+  const out: Facet[] = [];
+  for (const op of ops.filter((o) => PAYLOAD_OPERATIONS.includes(o.operationId))) {
+    const place = `${op.method} ${op.display}`;
+    const src = 'the generation operations (Endpoints)';
+    out.push(
+      facet(
+        'gw-unknown-model-code',
+        {
+          id: op.operationId,
+          kind: 'place',
+          text: `${place}: an unknown model's error has code model_not_found`,
+          checks: [GW_CHECK_IDS.unknownModelCode(op.operationId)],
+        },
+        src,
+      ),
+      facet(
+        'gw-unknown-model-404',
+        { id: op.operationId, kind: 'place', text: `${place}: an unknown model answers 404`, checks: [GW_CHECK_IDS.unknownModel404(op.operationId)] },
+        src,
+      ),
+      facet(
+        'gw-invalid-body-400',
+        { id: op.operationId, kind: 'place', text: `${place}: a body that is not JSON answers 400`, checks: [GW_CHECK_IDS.malformedJson(op.operationId)] },
+        src,
+      ),
+      facet(
+        'gw-429-per-user',
+        {
+          id: op.operationId,
+          kind: 'place',
+          text: `${place}: a key over its per-user limit gets 429 without Retry-After`,
+          checks: [GW_CHECK_IDS.perUser429(op.operationId)],
+        },
+        src,
+      ),
+    );
+    if (shapeFor(op.display))
+      out.push(
+        facet(
+          'gw-error-code-values',
+          {
+            id: `bad-request-body@${op.operationId}`,
+            kind: 'place',
+            text: `${place}: a body that is not JSON is refused with code bad_request_body`,
+            checks: [GW_CHECK_IDS.malformedJsonCode(op.operationId)],
+          },
+          src,
+        ),
+      );
+  }
+  for (const op of ops.filter((o) => !o.websocket && shapeFor(o.display) === 'vendor-a'))
+    out.push(
+      facet(
+        'gw-error-type-values',
+        {
+          id: `key-refusal@${op.operationId}`,
+          kind: 'place',
+          text: `${op.method} ${op.display}: a key refusal has type gateway_error`,
+          checks: [op.operationId === 'listModels' ? GW_CHECK_IDS.keyState('expired-key', 'listModels') : GW_CHECK_IDS.keyRefusalType(op.operationId)],
+        },
+        'the vendor A envelope paths (Errors > type values)',
+      ),
+    );
+  return out;
+}
+
+/** Every facet of both catalogues: the derived ones, then those written under their requirement. */
+export async function facets(catalogue: Map<string, CatalogueEntry> = loadCatalogue()): Promise<Facet[]> {
+  const written = [...catalogue.values()].flatMap((r) => (r.facets ?? []).map((f) => facet(r.id, f, `specs/${r.service}/requirements.json`)));
+  const all = [...(await parameterFacets()), ...cachingFacets(), ...(await keyFacets()), ...(await payloadFacets()), ...(await perPathFacets()), ...written];
+  const seen = new Set<string>();
+  for (const f of all) {
+    if (!catalogue.has(f.requirement)) throw new Error(`facet ${f.key} names unknown requirement ${f.requirement}`);
+    if (seen.has(f.key)) throw new Error(`facet ${f.key} is declared twice`);
+    seen.add(f.key);
+  }
+  return all;
+}
+
+/** Every facet by key. */
+export async function facetsByKey(): Promise<Map<string, Facet>> {
+  return new Map((await facets()).map((f) => [f.key, f]));
+}
