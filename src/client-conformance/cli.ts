@@ -232,6 +232,7 @@ async function main(): Promise<number> {
       passed: count('passed'),
       failed: count('failed'),
       warnings: count('warning'),
+      notApplicable: count('not applicable'),
       notExercised: count('not exercised'),
       unverifiable: requirements.filter((r) => r.verdict === 'unverifiable').length,
       total: rules.length,
@@ -249,7 +250,7 @@ async function main(): Promise<number> {
       console.error(`client-conformance: the HTML report could not be generated: ${(e as Error).message}`);
     }
   }
-  for (const r of rules) console.log(redactor.redact(`${r.verdict.padEnd(13)} ${r.requirements.join(', ')}: ${r.message}`));
+  for (const r of rules) console.log(redactor.redact(`${r.verdict.padEnd(14)} ${r.requirements.join(', ')}: ${r.message}`));
   for (const r of requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
   console.log(`\n${verdict}: ${redactor.redact(message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, html/index.html, exchanges.jsonl)`);
   return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : summary.exitCode;

@@ -96,6 +96,6 @@ test('feed field names come from the deployment profile', () => {
   ];
   // With the default names the second request is not a continuation: a poll 4 ms after s-maxage=1.
   expect(verdictOf('feed', xs, 'client-feed-polling-interval').verdict).toBe('failed');
-  // With the profile's names it is the next page.
-  expect(verdictOf('feed', xs, 'client-feed-polling-interval', { ...ctx, feed }).verdict).toBe('not exercised');
+  // With the profile's names it is the next page: the client pages, it does not poll.
+  expect(verdictOf('feed', xs, 'client-feed-polling-interval', { ...ctx, feed }).verdict).toBe('not applicable');
 });

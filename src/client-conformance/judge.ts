@@ -1,14 +1,15 @@
 /**
  * The client rules of the catalogue, judged on the recorded traffic of one client run. Each judge is one small
- * function named by the check id; it returns passed / failed / not exercised (a rule whose scenario never
- * happened, or whose behaviour the client never showed, is not exercised: never "passed"), with the exchanges
- * that show it. A SHOULD rule that is not met is a warning.
+ * function named by the check id; it returns passed / failed / not applicable / not exercised, with the exchanges
+ * that show it. A rule about an endpoint or a feature the client never used is not applicable to it ("never
+ * requested a story": it has not guessed a story id either). A rule about a feature it did use, whose scenario
+ * still could not provoke it, is not exercised: never "passed". A SHOULD rule that is not met is a warning.
  */
 import { field, requirement, strongestLevel, type Level, type Profile, type Service } from '../spec.js';
 import type { ObservedExchange } from './observer.js';
 import { callOf, gatewayFamily, PARTIAL_TEXT } from './scenarios.js';
 
-export type RuleVerdict = 'passed' | 'failed' | 'warning' | 'not exercised';
+export type RuleVerdict = 'passed' | 'failed' | 'warning' | 'not applicable' | 'not exercised';
 
 export interface RuleResult {
   id: string;
@@ -54,6 +55,8 @@ const seqs = (xs: ObservedExchange[]) => xs.map((x) => x.seq);
 const describe = (x: ObservedExchange) => `#${x.seq} ${x.method} ${x.url} -> ${x.status ?? 'no answer'}${x.scenario ? ` [${x.scenario}]` : ''}`;
 const list = (xs: string[], n = 3) => `${xs.slice(0, n).join('; ')}${xs.length > n ? `; and ${xs.length - n} more` : ''}`;
 const notExercised = (message: string): Outcome => ({ verdict: 'not exercised', message, evidence: [] });
+/** The client never used what the rule governs: the rule does not apply to it. */
+const notApplicable = (message: string): Outcome => ({ verdict: 'not applicable', message, evidence: [] });
 const pathOf = (x: ObservedExchange) => new URL(x.url, 'http://x.invalid').pathname;
 const queryOf = (x: ObservedExchange) => new URL(x.url, 'http://x.invalid').searchParams;
 const isRead = (x: ObservedExchange) => x.method === 'GET' || x.method === 'HEAD';
@@ -216,7 +219,7 @@ const FEED_JUDGES: Judge[] = [
       const judged = polls(xs, ctx.feed)
         .map(({ prev, x }) => ({ prev, x, s: directive(prev.responseHeaders?.['cache-control'], 's-maxage') }))
         .filter((p) => (p.prev.status === 200 || p.prev.status === 304) && p.s !== undefined);
-      if (judged.length === 0) return notExercised('the client never requested a resource again after a 200 or 304 that carried s-maxage (it did not poll)');
+      if (judged.length === 0) return notApplicable('the client never requested a resource again after a 200 or 304 that carried s-maxage: it does not poll');
       const fast = judged.filter((p) => p.x.receivedAt - p.prev.respondedAt! < p.s! * 1000 - WAIT_TOLERANCE_MS);
       const gap = (p: (typeof judged)[number]) =>
         `#${p.x.seq} ${p.x.url} ${(p.x.receivedAt - p.prev.respondedAt!).toFixed(0)} ms after #${p.prev.seq} (s-maxage=${p.s})`;
@@ -243,7 +246,7 @@ const FEED_JUDGES: Judge[] = [
         const got = x.responseHeaders?.etag;
         if ((x.status === 200 || x.status === 304) && got) etag.set(x.url, got);
       }
-      if (judged.length === 0) return notExercised('the client never requested a URL again after it had been given an ETag for it');
+      if (judged.length === 0) return notApplicable('the client never requested a URL again after it had been given an ETag for it: it does not poll');
       const missing = judged.filter((j) => !j.ok);
       return missing.length
         ? {
@@ -263,7 +266,12 @@ const FEED_JUDGES: Judge[] = [
       const rejected = xs.filter(
         (x) => pathOf(x) === '/api/v1/items' && x.status === 400 && field(jsonOf(x), ctx.feed.problem.code ?? 'code') === 'invalid_cursor',
       );
-      if (rejected.length === 0) return notExercised('no invalid_cursor reached the client (it never asked for a second items page)');
+      if (rejected.length === 0) {
+        const paged = xs.some((x) => isRead(x) && pathOf(x) === '/api/v1/items' && queryOf(x).has('cursor'));
+        return paged
+          ? notExercised('the client asked for a second items page, but no invalid_cursor reached it')
+          : notApplicable('the client never asked for a second items page (it sent no cursor)');
+      }
       const wrong: string[] = [];
       const observations: Record<string, string> = {};
       const evidence: number[] = [];
@@ -294,7 +302,7 @@ const FEED_JUDGES: Judge[] = [
     requirements: ['feed-client-story-id-from-link'],
     judge(xs, ctx) {
       const stories = xs.map((x, i) => ({ x, i, m: /^\/api\/v1\/stories\/([^/]+)$/.exec(pathOf(x)) })).filter((s) => s.m && isRead(s.x));
-      if (stories.length === 0) return notExercised('the client requested no story');
+      if (stories.length === 0) return notApplicable('the client never requested a story');
       const made = stories.filter((s) => !storyIdsSeen(xs.slice(0, s.i), ctx.feed).has(decodeURIComponent(s.m![1]!)));
       return made.length
         ? {
@@ -312,7 +320,7 @@ const FEED_JUDGES: Judge[] = [
     requirements: ['feed-client-no-guessed-date'],
     judge(xs, ctx) {
       const dated = xs.map((x, i) => ({ x, i, m: /^\/api\/v1\/dailies\/([^/]+)$/.exec(pathOf(x)) })).filter((d) => d.m && d.m[1] !== 'latest' && isRead(d.x));
-      if (dated.length === 0) return notExercised('the client requested no daily report by date');
+      if (dated.length === 0) return notApplicable('the client never requested a daily report by date');
       const guessed = dated.filter((d) => !datesSeen(xs.slice(0, d.i), ctx.feed).has(decodeURIComponent(d.m![1]!)));
       return guessed.length
         ? {
@@ -340,7 +348,7 @@ const FEED_JUDGES: Judge[] = [
         if (firstPages.length && lastChanges && (lastChanges.status ?? 0) >= 400 && (lastChanges.status ?? 0) < 500) return;
         firstPages.push(x);
       });
-      if (firstPages.length === 0) return notExercised('the client never took the snapshot');
+      if (firstPages.length === 0) return notApplicable('the client never took the snapshot');
       return firstPages.length > 1
         ? { verdict: 'failed', message: `the snapshot was started ${firstPages.length} times: ${list(firstPages.map(describe))}`, evidence: seqs(firstPages) }
         : { verdict: 'passed', message: `the snapshot was taken once (${describe(firstPages[0]!)})`, evidence: seqs(firstPages) };
@@ -376,7 +384,12 @@ const GATEWAY_JUDGES: Judge[] = [
     requirements: ['gw-client-retry-statuses'],
     judge(xs) {
       const refused = xs.filter((x) => isCall(x) && x.status !== undefined && x.status >= 400 && x.status < 500 && x.status !== 429);
-      if (refused.length === 0) return notExercised('no 4xx other than 429 reached the client');
+      if (refused.length === 0) {
+        const calls = new Set(xs.filter(isCall).map(callOf)).size;
+        return calls < 2
+          ? notApplicable(`the client made ${calls} distinct call(s); the scenario refuses the second one with 400`)
+          : notExercised('no 4xx other than 429 reached the client');
+      }
       const retried = refused.map((r) => ({ r, again: xs.slice(xs.indexOf(r) + 1).find((y) => callOf(y) === callOf(r)) })).filter((p) => p.again);
       return retried.length
         ? {
@@ -435,7 +448,12 @@ const GATEWAY_JUDGES: Judge[] = [
     requirements: ['gw-client-retry-cap'],
     judge(xs, ctx) {
       const down = xs.filter((x) => x.scenario === 'upstream-down');
-      if (down.length === 0) return notExercised('the client made no third distinct call, so no call kept failing');
+      if (down.length === 0) {
+        const calls = new Set(xs.filter(isCall).map(callOf)).size;
+        return calls < 3
+          ? notApplicable(`the client made ${calls} distinct call(s); the scenario keeps the third one failing`)
+          : notExercised('no call kept failing');
+      }
       const attempts = xs.filter((x) => callOf(x) === callOf(down[0]!));
       const retries = attempts.length - 1;
       const stillFailing = attempts[attempts.length - 1]?.scenario === 'upstream-down';
@@ -461,7 +479,10 @@ const GATEWAY_JUDGES: Judge[] = [
     requirements: ['gw-client-stream-restart'],
     judge(xs) {
       const broken = xs.filter((x) => x.broken);
-      if (broken.length === 0) return notExercised('the client made no streamed call');
+      if (broken.length === 0) {
+        const streamed = xs.some((x) => isCall(x) && /"stream"\s*:\s*true/.test(x.requestBody ?? ''));
+        return streamed ? notExercised('the client streamed, but no stream of it was cut') : notApplicable('the client made no streamed call');
+      }
       const evidence: number[] = [];
       const observations: Record<string, string> = {};
       const resumed: string[] = [];

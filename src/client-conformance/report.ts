@@ -44,7 +44,7 @@ export interface ClientSummary {
   command: string[];
   commandExit: { code: number | null; signal: string | null; stoppedByTimeBound: boolean; error?: string };
   scenarios: (ScenarioInfo & { exchanges: number[] })[];
-  counts: { passed: number; failed: number; warnings: number; notExercised: number; unverifiable: number; total: number };
+  counts: { passed: number; failed: number; warnings: number; notApplicable: number; notExercised: number; unverifiable: number; total: number };
   rules: RuleResult[];
   requirements: ClientRequirement[];
   /** The judged rules as the server suite's check results (what junit.xml is written from). */
@@ -57,6 +57,9 @@ export function decide(rules: RuleResult[], o: { commandError?: string; stopped:
   const failed = rules.filter((r) => r.verdict === 'failed');
   if (failed.length)
     return { verdict: 'nonconformant', message: `${failed.length} client rule(s) failed: ${failed.map((r) => r.requirements.join('+')).join(', ')}` };
+  // A client none of whose rules applied (it used nothing the rules govern, or made no request) is not conformant.
+  if (rules.length && rules.every((r) => r.verdict === 'not applicable'))
+    return { verdict: 'incomplete', message: `no client rule applied: the client used nothing they govern (${rules[0]!.message}, …)` };
   const open = rules.filter((r) => r.verdict === 'not exercised');
   const stopped = o.stopped ? '; the command was stopped by the run time bound' : '';
   if (open.length)
@@ -65,9 +68,10 @@ export function decide(rules: RuleResult[], o: { commandError?: string; stopped:
       message: `no rule failed, but ${open.length} rule(s) were not exercised (the client never showed the behaviour they govern): ${open.map((r) => r.requirements.join('+')).join(', ')}${stopped}`,
     };
   const warnings = rules.filter((r) => r.verdict === 'warning');
+  const na = rules.filter((r) => r.verdict === 'not applicable');
   return {
     verdict: 'conformant',
-    message: `every client rule was exercised and none failed${warnings.length ? `; ${warnings.length} SHOULD warning(s): ${warnings.map((r) => r.requirements.join('+')).join(', ')}` : ''}${stopped}`,
+    message: `every client rule that applies was exercised and none failed${na.length ? `; ${na.length} not applicable (the client never used what they govern): ${na.map((r) => r.requirements.join('+')).join(', ')}` : ''}${warnings.length ? `; ${warnings.length} SHOULD warning(s): ${warnings.map((r) => r.requirements.join('+')).join(', ')}` : ''}${stopped}`,
   };
 }
 
@@ -86,7 +90,9 @@ export function requirementsOf(service: Service, rules: RuleResult[]): ClientReq
             ? 'warning'
             : mine.some((c) => c.verdict === 'not exercised')
               ? 'not exercised'
-              : 'passed';
+              : mine.every((c) => c.verdict === 'not applicable')
+                ? 'not applicable'
+                : 'passed';
     out.push({
       id: r.id,
       level: r.level,
@@ -108,9 +114,9 @@ export function asCheckResults(rules: RuleResult[]): CheckResult[] {
     service: r.service,
     requirements: r.requirements,
     level: r.level,
-    // Not exercised: reported as skipped with the reason (junit has no better place for it).
-    verdict: r.verdict === 'not exercised' ? 'skipped' : r.verdict,
-    message: r.verdict === 'not exercised' ? `not exercised: ${r.message}` : r.message,
+    // Not exercised and not applicable: reported as skipped with the reason (junit has no better place for it).
+    verdict: r.verdict === 'not exercised' || r.verdict === 'not applicable' ? 'skipped' : r.verdict,
+    message: r.verdict === 'not exercised' || r.verdict === 'not applicable' ? `${r.verdict}: ${r.message}` : r.message,
     observations: r.observations,
     requests: r.evidence.length,
     durationMs: 0,
@@ -121,7 +127,14 @@ export function asCheckResults(rules: RuleResult[]): CheckResult[] {
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function html(s: ClientSummary, xs: ObservedExchange[]): string {
-  const colour: Record<string, string> = { passed: '#1a7f37', failed: '#cf222e', warning: '#9a6700', 'not exercised': '#6e7781', unverifiable: '#6e7781' };
+  const colour: Record<string, string> = {
+    passed: '#1a7f37',
+    failed: '#cf222e',
+    warning: '#9a6700',
+    'not applicable': '#6e7781',
+    'not exercised': '#6e7781',
+    unverifiable: '#6e7781',
+  };
   const badge = (v: string) => `<b style="color:${colour[v] ?? '#000'}">${esc(v)}</b>`;
   const bySeq = new Map(xs.map((x) => [x.seq, x]));
   const rules = s.rules
@@ -199,7 +212,9 @@ function writeAllureResults(resultsDir: string, s: ClientSummary, xs: ObservedEx
       historyId: r.id,
       testCaseId: r.id,
       status,
-      statusDetails: { message: r.verdict === 'not exercised' ? `Not exercised: ${r.message}` : r.message },
+      statusDetails: {
+        message: r.verdict === 'not exercised' ? `Not exercised: ${r.message}` : r.verdict === 'not applicable' ? `Not applicable: ${r.message}` : r.message,
+      },
       stage: 'finished',
       description: `**${r.requirements.join(', ')}** (${r.level}, ${req.section}): ${req.summary}\n\n> ${req.text}${observations.length ? `\n\n${observations.join('\n')}` : ''}`,
       attachments,
