@@ -7,7 +7,7 @@ import { loadProfile } from '../spec.js';
 const ctx: JudgeContext = {
   retryCeiling: 10,
   commandStopped: false,
-  names: { responsesPath: '/v1/responses', realtimePath: '/v1/realtime', vendorCKeyHeader: 'x-vendorc-api-key' },
+  names: loadProfile().gateway,
   feed: loadProfile().feed,
 };
 let seq = 0;
@@ -98,4 +98,20 @@ test('feed field names come from the deployment profile', () => {
   expect(verdictOf('feed', xs, 'client-feed-polling-interval').verdict).toBe('failed');
   // With the profile's names it is the next page: the client pages, it does not poll.
   expect(verdictOf('feed', xs, 'client-feed-polling-interval', { ...ctx, feed }).verdict).toBe('not applicable');
+});
+
+test('the realtime handshake: the three subprotocols or Bearer pass; the key in the URL or a lone key subprotocol fails; no handshake is not applicable', () => {
+  const ws = (url: string, protocols?: string, authorization?: string) =>
+    x({
+      url,
+      at: 0,
+      upgrade: true,
+      requestHeaders: { ...(protocols ? { 'sec-websocket-protocol': protocols } : {}), ...(authorization ? { authorization } : {}) },
+    });
+  const three = 'realtime, vendora-insecure-api-key.sk-1, vendora-beta.realtime-v1';
+  expect(verdictOf('gateway', [ws('/v1/realtime?model=m', three)], 'client-gw-realtime-key-form').verdict).toBe('passed');
+  expect(verdictOf('gateway', [ws('/v1/realtime?model=m', undefined, 'Bearer sk-1')], 'client-gw-realtime-key-form').verdict).toBe('passed');
+  expect(verdictOf('gateway', [ws('/v1/realtime?model=m&key=sk-1')], 'client-gw-realtime-key-form').verdict).toBe('failed');
+  expect(verdictOf('gateway', [ws('/v1/realtime?model=m', 'vendora-insecure-api-key.sk-1')], 'client-gw-realtime-key-form').verdict).toBe('failed');
+  expect(verdictOf('gateway', [], 'client-gw-realtime-key-form').verdict).toBe('not applicable');
 });

@@ -30,7 +30,14 @@ export interface JudgeContext {
   retryCeiling: number;
   /** The command was still running when the run's time bound stopped it. */
   commandStopped: boolean;
-  names: { responsesPath: string; realtimePath: string; vendorCKeyHeader: string };
+  names: {
+    responsesPath: string;
+    realtimePath: string;
+    vendorCKeyHeader: string;
+    realtimeProtocol: string;
+    realtimeKeyProtocolPrefix: string;
+    realtimeBetaProtocol: string;
+  };
   /** The deployment profile's feed field names (the document does not show them). */
   feed: Profile['feed'];
 }
@@ -422,7 +429,10 @@ const GATEWAY_JUDGES: Judge[] = [
         if (again) backoff.push(`${(again.receivedAt - a.respondedAt).toFixed(0)} ms`);
       });
       if (backoff.length) observations['gaps after answers without Retry-After'] = backoff.join(', ');
-      if (waits.length === 0) return { ...notExercised('the client never repeated a call that was answered with Retry-After'), observations };
+      if (waits.length === 0)
+        return xs.some(isCall)
+          ? { ...notExercised('the client never repeated a call that was answered with Retry-After'), observations }
+          : notApplicable('the client made no generation call (the scenario answers the first one with 429)');
       const early = waits.filter((w) => w.gapMs < w.seconds * 1000 - WAIT_TOLERANCE_MS);
       const shown = (w: (typeof waits)[number]) =>
         `#${w.retry.seq} ${w.gapMs.toFixed(0)} ms after #${w.answer.seq} ${w.answer.status} with Retry-After: ${w.seconds}`;
@@ -511,12 +521,53 @@ const GATEWAY_JUDGES: Judge[] = [
     },
   },
   {
+    id: 'client-gw-realtime-key-form',
+    title: 'the realtime WebSocket handshake carries the key as the three subprotocols (or Authorization: Bearer), never in the URL',
+    service: 'gateway',
+    requirements: ['gw-auth-websocket-subprotocol', 'gw-auth-query-key-not-vendor-a'],
+    judge(xs, ctx) {
+      const n = ctx.names;
+      const handshakes = xs.filter((x) => x.upgrade);
+      if (handshakes.length === 0) return notApplicable('the client opened no WebSocket (no realtime session)');
+      const wrong: string[] = [];
+      const seen: string[] = [];
+      for (const x of handshakes) {
+        const offered = (x.requestHeaders['sec-websocket-protocol'] ?? '')
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean);
+        const keyProto = offered.find((p) => p.startsWith(n.realtimeKeyProtocolPrefix));
+        const key = keyProto?.slice(n.realtimeKeyProtocolPrefix.length);
+        const inUrl = [...queryOf(x)].find(([k, v]) => k === 'key' || v.startsWith('sk-') || (key !== undefined && key !== '' && v === key));
+        const bearer = /^Bearer\s+\S/i.test(x.requestHeaders.authorization ?? '');
+        const three = key !== undefined && key !== '' && offered.includes(n.realtimeProtocol) && offered.includes(n.realtimeBetaProtocol);
+        const where = `#${x.seq} ${pathOf(x)}`;
+        if (inUrl) wrong.push(`${where}: the key is in the URL query (${inUrl[0]}=…): rule 2, and rule 4 puts it in the subprotocols`);
+        else if (keyProto !== undefined && !three)
+          wrong.push(
+            `${where}: Sec-WebSocket-Protocol offered ${offered.length} subprotocol(s) (${offered.map((p) => (p === keyProto ? `${n.realtimeKeyProtocolPrefix}…` : p)).join(', ')}), not the three of rule 4`,
+          );
+        else if (!three && !bearer) wrong.push(`${where}: no key in the subprotocols (rule 4) nor in Authorization: Bearer`);
+        else seen.push(`${where}: ${three ? 'the three subprotocols' : 'Authorization: Bearer'}`);
+      }
+      return wrong.length
+        ? { verdict: 'failed', message: `a realtime handshake put the key where rule 4 does not: ${list(wrong)}`, evidence: seqs(handshakes) }
+        : {
+            verdict: 'passed',
+            message: `${handshakes.length} realtime handshake(s), the key where rule 4 puts it (${list(seen)})`,
+            evidence: seqs(handshakes),
+          };
+    },
+  },
+  {
     id: 'client-gw-key-placement',
     title: 'the client puts the key in a form the Authentication table accepts on the path',
     service: 'gateway',
     requirements: ['gw-auth-bearer', 'gw-auth-x-api-key', 'gw-auth-vendorc-header', 'gw-auth-query-key', 'gw-auth-query-key-not-vendor-a'],
     judge(xs, ctx) {
+      // A WebSocket handshake is the realtime rule's (client-gw-realtime-key-form).
       const keyed = xs
+        .filter((x) => !x.upgrade)
         .map((x) => ({ x, f: credentialForms(x, ctx.names.vendorCKeyHeader), family: gatewayFamily(pathOf(x), ctx.names) }))
         .filter(({ f, family }) => family !== 'unknown' && Object.values(f).some((v) => v !== undefined));
       if (keyed.length === 0) return notExercised('the client sent no key on a path of the Authentication table');

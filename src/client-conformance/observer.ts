@@ -5,7 +5,8 @@
  * deployment's answer (scaled-down s-maxage), or pass it on unchanged.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { request as undiciRequest } from 'undici';
 
@@ -50,6 +51,8 @@ export interface ObservedExchange {
   broken?: boolean;
   /** The deployment could not be reached or failed. */
   error?: string;
+  /** A WebSocket handshake (an upgrade), passed through: the status is the deployment's answer to it. */
+  upgrade?: boolean;
 }
 
 export interface Observer {
@@ -164,6 +167,53 @@ export async function startObserver(o: {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`observer error: ${e.message}`);
     });
+  });
+  // A WebSocket handshake is recorded (its URL and headers: where the client put the key) and the connection is
+  // then passed through to the deployment byte for byte, both ways. No scenario answers an upgrade.
+  server.on('upgrade', (inc: IncomingMessage, socket: Socket, head: Buffer) => {
+    const u = new URL(inc.url ?? '/', 'http://observer.invalid');
+    const x: ObservedExchange = {
+      seq: exchanges.length + 1,
+      method: inc.method ?? 'GET',
+      url: `${u.pathname}${u.search}`,
+      requestHeaders: headersOf(inc),
+      requestBody: '',
+      receivedAt: now(),
+      upgrade: true,
+    };
+    exchanges.push(x);
+    const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
+    const up: Socket =
+      upstream.protocol === 'https:' ? tlsConnect({ host: upstream.hostname, port, servername: upstream.hostname }) : netConnect(port, upstream.hostname);
+    up.once(upstream.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+      const lines = [`${x.method} ${base}${x.url} HTTP/1.1`];
+      for (let i = 0; i + 1 < inc.rawHeaders.length; i += 2) {
+        const [k, v] = [inc.rawHeaders[i]!, inc.rawHeaders[i + 1]!];
+        lines.push(k.toLowerCase() === 'host' && realTarget ? `Host: ${upstream.host}` : `${k}: ${v}`);
+      }
+      up.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length) up.write(head);
+      up.once('data', (chunk: Buffer) => {
+        const text = chunk.toString('latin1');
+        const headEnd = text.indexOf('\r\n\r\n');
+        const [statusLine = '', ...headerLines] = text.slice(0, headEnd < 0 ? text.length : headEnd).split('\r\n');
+        x.status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]) || undefined;
+        x.responseHeaders = Object.fromEntries(
+          headerLines.map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string]),
+        );
+        x.responseBody = '';
+        x.respondedAt = now();
+        socket.write(chunk);
+        up.pipe(socket);
+        socket.pipe(up);
+      });
+    });
+    up.on('error', (e) => {
+      x.error = e.message;
+      socket.destroy();
+    });
+    socket.on('error', () => up.destroy());
+    socket.on('close', () => up.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
