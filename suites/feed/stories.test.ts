@@ -208,6 +208,15 @@ checkGroup('merged stories', () => {
         );
       t.cite(merged.res);
       t.observe('merged id from', merged.source);
+      // A configured id the target does not know is the configuration's problem, unless the target itself names it.
+      if (merged.source === 'FEED_MERGED_STORY_ID' && merged.res.status === 404) {
+        const named = await discoveredStoryIds();
+        t.cite(...named.evidence);
+        if (!named.ids.includes(merged.id))
+          throw new PreconditionFailed(
+            `setup error (precondition): FEED_MERGED_STORY_ID=${merged.id} is unknown to the target (GET ${storyPath(merged.id)} answered 404) and none of its hot-topic story links names it: check the configured id`,
+          );
+      }
       expect(merged.res.status, `GET ${storyPath(merged.id)}`).toBe(308);
       const location = merged.res.header('location');
       expect(location, '308 Location header').toBeTruthy();
