@@ -245,11 +245,20 @@ export function protocolHeaders(operationId: string): Record<string, string> {
 export function chosenModel(): Promise<string> {
   return once('gateway-model', async () => {
     const configured = runContext().gatewayModel;
-    if (configured) return configured;
     const key = secret('GATEWAY_API_KEY');
+    if (configured && !key) return configured;
     if (!key) throw new PreconditionFailed('setup error (precondition): no GATEWAY_API_KEY to list models with');
     const res = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` } });
     const data = res.status === 200 ? field(jsonBody(res), 'data') : undefined;
+    if (configured) {
+      // A configured model the key's own listing does not name is the configuration's problem, not the gateway's.
+      const ids = Array.isArray(data) ? data.map((m) => field(m, 'id')) : undefined;
+      if (ids && ids.length > 0 && !ids.includes(configured))
+        throw new PreconditionFailed(
+          `setup error (precondition): GATEWAY_MODEL=${configured} is not among the ${ids.length} model(s) GET /v1/models lists for GATEWAY_API_KEY: check the configured model`,
+        );
+      return configured;
+    }
     const first = Array.isArray(data) ? field(data[0], 'id') : undefined;
     if (typeof first !== 'string')
       throw new PreconditionFailed(`setup error (precondition): /v1/models listed no model id (status ${res.status}); set GATEWAY_MODEL`);
