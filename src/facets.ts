@@ -6,17 +6,8 @@
  * cannot drift apart. The rest are written under their requirement in specs/<service>/requirements.json.
  * `npm run coverage` lists them; the project's tests fail on a facet with neither a check nor a reason.
  */
-import {
-  loadCatalogue,
-  loadOpenApi,
-  operation,
-  type CatalogueEntry,
-  type FacetSpec,
-  type JsonSchema,
-  type OperationObject,
-  type ParameterObject,
-} from './spec.js';
-import { FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, DEFAULTS_REQUIREMENT, paramCheckId } from './feed.js';
+import { loadCatalogue, loadOpenApi, operation, type CatalogueEntry, type FacetSpec, type JsonSchema, type ParameterObject } from './spec.js';
+import { CACHING_RULES, FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, DEFAULTS_REQUIREMENT, cachingCheckId, paramCheckId } from './feed.js';
 import {
   FORM_LABEL,
   FORM_REQUIREMENT,
@@ -25,8 +16,7 @@ import {
   LIMITED_FORMS,
   PAYLOAD_OPERATIONS,
   formRefusedRequirement,
-  type KeyForm,
-  kebab,
+  operationsOf,
   minimalBody,
   shapeFor,
 } from './gateway.js';
@@ -40,30 +30,8 @@ export interface Facet extends FacetSpec {
   source: string;
 }
 
-/** The gateway's operations as its description gives them (paths as templates: facets do not depend on a run's profile). */
-interface DescribedOperation {
-  operationId: string;
-  method: string;
-  display: string;
-  forms: KeyForm[];
-  family: string;
-  websocket: boolean;
-  op: OperationObject;
-}
-async function describedOperations(): Promise<DescribedOperation[]> {
-  const doc = await loadOpenApi('gateway');
-  return Object.entries(doc.paths).flatMap(([p, methods]) =>
-    Object.entries(methods).map(([method, op]) => ({
-      operationId: op.operationId,
-      method: method.toUpperCase(),
-      display: p,
-      forms: (op.security ?? []).flatMap((sec) => Object.keys(sec)).filter((f): f is KeyForm => f in FORM_LABEL),
-      family: String(op['x-family']),
-      websocket: op['x-websocket'] === true,
-      op,
-    })),
-  );
-}
+/** The gateway's operations with the description's own paths: facets do not depend on a run's profile. */
+const describedOperations = async () => operationsOf(await loadOpenApi('gateway'), (p) => p);
 
 const facet = (requirement: string, f: FacetSpec, source: string): Facet => ({ key: `${requirement}/${f.id}`, requirement, source, ...f });
 
@@ -118,23 +86,20 @@ async function parameterFacets(): Promise<Facet[]> {
 
 /** The caching rules of the Endpoints and Events sections, on every GET operation (conditional-requests.test.ts). */
 function cachingFacets(): Facet[] {
-  const rules: [string, string, (op: string) => string][] = [
-    ['feed-200-etag-cache-control', 'etag', (op) => `${op}: a 200 carries ETag and Cache-Control`],
-    ['feed-cache-control-s-maxage', 's-maxage', (op) => `${op}: Cache-Control carries s-maxage`],
-    ['feed-conditional-304', 'conditional', (op) => `${op}: If-None-Match with the current ETag answers 304`],
-    ['feed-304-headers-empty-body', '304-headers', (op) => `${op}: a 304 has no body and carries ETag and Cache-Control`],
-    ['feed-etag-stable', 'etag-stable', (op) => `${op}: the ETag stays the same while the content does`],
-  ];
-  const ids: Record<string, (k: string) => string> = {
-    etag: (k) => `feed-etag-cache-control-${k}`,
-    's-maxage': (k) => `feed-s-maxage-${k}`,
-    conditional: (k) => `feed-conditional-304-${k}`,
-    '304-headers': (k) => `feed-304-headers-${k}`,
-    'etag-stable': (k) => `feed-etag-stable-${k}`,
+  const text: Record<keyof typeof CACHING_RULES, string> = {
+    'etag-cache-control': 'a 200 carries ETag and Cache-Control',
+    's-maxage': 'Cache-Control carries s-maxage',
+    'conditional-304': 'If-None-Match with the current ETag answers 304',
+    '304-headers': 'a 304 has no body and carries ETag and Cache-Control',
+    'etag-stable': 'the ETag stays the same while the content does',
   };
   return FEED_OPERATIONS.flatMap((o) =>
-    rules.map(([req, fid, text]) =>
-      facet(req, { id: `${o.operationId}.${fid}`, kind: 'place', text: text(o.operationId), checks: [ids[fid]!(kebab(o.operationId))] }, 'FEED_OPERATIONS'),
+    (Object.keys(CACHING_RULES) as (keyof typeof CACHING_RULES)[]).map((rule) =>
+      facet(
+        CACHING_RULES[rule],
+        { id: `${o.operationId}.${rule}`, kind: 'place', text: `${o.operationId}: ${text[rule]}`, checks: [cachingCheckId(rule, o.operationId)] },
+        'FEED_OPERATIONS',
+      ),
     ),
   );
 }

@@ -4,7 +4,7 @@
  * input cannot be discovered ends as a setup error.
  */
 import { http, baseUrl, once, runContext } from './context.js';
-import { clientRules, field } from './spec.js';
+import { clientRules, field, kebab } from './spec.js';
 import type { HttpResponse, SendOptions } from './http.js';
 import { AssertionViolation, PreconditionFailed, jsonBody } from './harness.js';
 
@@ -487,10 +487,22 @@ export const PARAMETER_RULE_OPERATIONS = ['listItems', 'listDailies', 'selectedS
 export const DEFAULTS_REQUIREMENT: Record<string, string> = { listItems: 'feed-items-defaults' };
 
 /** The id stem of the checks of one parameter rule (…-in-range, …-out-of-range, …-each-value, …-default). */
-export const paramCheckId = (operationId: string, name: string): string => `feed-param-${operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}-${name}`;
+export const paramCheckId = (operationId: string, name: string): string => `feed-param-${kebab(operationId)}-${name}`;
 
 /**
  * The one daily date the suite asks for without the archive naming it: a well-formed date before any report of this
  * service could exist, the deliberate probe of "404 for a date without a report" (as conformance- ids probe stories).
  */
 export const MISSING_DAILY_PROBE = '1970-01-01';
+
+/** The caching rules checked on every GET operation (conditional-requests.test.ts), each with its requirement. */
+export const CACHING_RULES = {
+  'etag-cache-control': 'feed-200-etag-cache-control',
+  's-maxage': 'feed-cache-control-s-maxage',
+  'conditional-304': 'feed-conditional-304',
+  '304-headers': 'feed-304-headers-empty-body',
+  'etag-stable': 'feed-etag-stable',
+} as const;
+
+/** The id of a caching rule's check on one operation: the suite registers it, its facet names it. */
+export const cachingCheckId = (rule: keyof typeof CACHING_RULES, operationId: string): string => `feed-${rule}-${kebab(operationId)}`;

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type WebSocketClass from 'ws';
 import { http, baseUrl, once, secret, runContext } from './context.js';
-import { clientRules, componentSchema, field, formatAjvErrors, loadOpenApi, validator, type OperationObject } from './spec.js';
+import { clientRules, componentSchema, field, formatAjvErrors, kebab, loadOpenApi, validator, type OpenApiDoc, type OperationObject } from './spec.js';
 import { isTransient, TargetUnavailableError, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
@@ -76,9 +76,6 @@ export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: 
     statuses: [403],
   },
 ];
-
-/** kebab-case of an operationId (listModels → list-models), as check ids spell it. */
-export const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /**
  * The ids of the checks the matrices generate (one per key state, key form and path): the suites register them and
@@ -187,28 +184,32 @@ export interface GatewayOperation {
   op: OperationObject;
 }
 
-/** The operations of the gateway description, with the key forms its security lists. */
+/** The operations of the gateway description, with the key forms its security lists, paths as the run's profile names them. */
 export async function gatewayOperations(): Promise<GatewayOperation[]> {
-  const doc = await loadOpenApi('gateway');
-  const out: GatewayOperation[] = [];
-  for (const [p, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods)) {
-      const fromProfile = op['x-path-from-profile'] as 'responsesPath' | 'realtimePath' | undefined;
-      const template = fromProfile === 'realtimePath' ? runContext().realtimePath : fromProfile ? gw()[fromProfile] : p;
-      out.push({
+  return operationsOf(await loadOpenApi('gateway'), (p, op) => {
+    const fromProfile = op['x-path-from-profile'] as 'responsesPath' | 'realtimePath' | undefined;
+    return fromProfile === 'realtimePath' ? runContext().realtimePath : fromProfile ? gw()[fromProfile] : p;
+  });
+}
+
+/** The operations of a gateway description, each path given by `template` (the description's own path, or the profile's). */
+export function operationsOf(doc: OpenApiDoc, template: (path: string, op: OperationObject) => string): GatewayOperation[] {
+  return Object.entries(doc.paths).flatMap(([p, methods]) =>
+    Object.entries(methods).map(([method, op]) => {
+      const display = template(p, op);
+      return {
         operationId: op.operationId,
         method: method.toUpperCase(),
-        path: (model) => template.replace('{model}', encodeURIComponent(model)),
-        display: template,
+        path: (model: string) => display.replace('{model}', encodeURIComponent(model)),
+        display,
         forms: (op.security ?? []).flatMap((s) => Object.keys(s)).filter((f): f is KeyForm => f in FORM_LABEL),
         family: String(op['x-family']),
         billable: op['x-billable'] === true,
         websocket: op['x-websocket'] === true,
         op,
-      });
-    }
-  }
-  return out;
+      };
+    }),
+  );
 }
 
 /** A model id no deployment has. */
@@ -692,6 +693,19 @@ export async function pathServed(op: GatewayOperation, key: string): Promise<{ s
       };
   }
   return { served: false, what: c.what, evidence: [control], form: 'bearer' };
+}
+
+/**
+ * The control of a refusal on a generation path: the protocol's small generation (the run's own, once) answered 2xx
+ * there, so the path exists and takes the key, and a refusal is about what the request changed.
+ */
+export async function requireGenerationServed(t: CheckTools, op: GatewayOperation, key: string): Promise<void> {
+  const control = await minimalGeneration(op, key, await chosenModel());
+  t.cite(control);
+  if (control.status < 200 || control.status >= 300)
+    throw new PreconditionFailed(
+      `setup error (precondition): the small generation on ${op.method} ${op.display} answered ${control.status}, not 2xx: a refusal here could not be told from a missing path or a refused key (reported by that protocol's own checks)`,
+    );
 }
 
 /** The unknown-model request of `op` without any credential, once per run. */

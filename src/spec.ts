@@ -15,6 +15,9 @@ export type Level = 'MUST' | 'SHOULD' | 'MAY';
 export type Service = 'feed' | 'gateway';
 export const SERVICES: readonly Service[] = ['feed', 'gateway'];
 
+/** kebab-case of an operationId (listModels → list-models), as check ids spell it. */
+export const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
 export interface Requirement {
   id: string;
   level: Level;

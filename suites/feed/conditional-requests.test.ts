@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import {
+  cachingCheckId,
   FEED_OPERATIONS,
   MAY_BE_ABSENT,
   contentOf,
@@ -18,6 +19,7 @@ import {
   type OperationProbe as Probe,
 } from '../../src/feed.js';
 import { ENTITY_TAG, isWeak, sMaxAge, weakMatch } from '../../src/caching.js';
+import { kebab } from '../../src/spec.js';
 import { rawGet } from '../../src/raw-http.js';
 import { http } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -99,7 +101,7 @@ checkGroup('conditional requests on every operation', () => {
   for (const op of FEED_OPERATIONS) {
     const name = op.operationId;
     check(
-      { id: `feed-etag-cache-control-${kebab(name)}`, title: `${name}: a 200 carries ETag and Cache-Control`, requirements: ['feed-200-etag-cache-control'] },
+      { id: cachingCheckId('etag-cache-control', name), title: `${name}: a 200 carries ETag and Cache-Control`, requirements: ['feed-200-etag-cache-control'] },
       async (t) => {
         const p = await ok200(op, t.cite);
         const etag = expectEntityTag(p.first.header('etag'), 'ETag');
@@ -110,7 +112,7 @@ checkGroup('conditional requests on every operation', () => {
 
     check(
       {
-        id: `feed-s-maxage-${kebab(name)}`,
+        id: cachingCheckId('s-maxage', name),
         title: `${name}: Cache-Control carries s-maxage, the minimum polling interval`,
         requirements: ['feed-cache-control-s-maxage'],
       },
@@ -124,7 +126,7 @@ checkGroup('conditional requests on every operation', () => {
 
     check(
       {
-        id: `feed-conditional-304-${kebab(name)}`,
+        id: cachingCheckId('conditional-304', name),
         title: `${name}: If-None-Match with the current ETag answers 304`,
         requirements: ['feed-conditional-304'],
       },
@@ -159,7 +161,7 @@ checkGroup('conditional requests on every operation', () => {
 
     check(
       {
-        id: `feed-304-headers-${kebab(name)}`,
+        id: cachingCheckId('304-headers', name),
         title: `${name}: a 304 carries ETag and Cache-Control and no body`,
         requirements: ['feed-304-headers-empty-body'],
       },
@@ -198,7 +200,7 @@ checkGroup('conditional requests on every operation', () => {
     );
 
     check(
-      { id: `feed-etag-stable-${kebab(name)}`, title: `${name}: the ETag stays the same while the content does`, requirements: ['feed-etag-stable'] },
+      { id: cachingCheckId('etag-stable', name), title: `${name}: the ETag stays the same while the content does`, requirements: ['feed-etag-stable'] },
       async (t) => {
         const p = await ok200(op, t.cite);
         precondition(p.first.header('etag'), 'the 200 carried no ETag (reported by the ETag and Cache-Control check)');
@@ -298,8 +300,4 @@ function expectEntityTag(value: string | undefined, label: string): string {
   expect(value, `${label} header is present`).toBeTypeOf('string');
   expect(value, `${label} is an entity-tag: [W/]"..."`).toMatch(ENTITY_TAG);
   return value!;
-}
-
-function kebab(s: string): string {
-  return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }

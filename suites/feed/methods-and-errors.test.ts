@@ -3,10 +3,10 @@
  */
 import { check, expect, jsonBody, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
+import { kebab } from '../../src/spec.js';
 
 /** Operations whose path carries an id the feed gave (a story id, an archive date). */
 const WITH_ID = new Set(['getStory', 'getDaily']);
-const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 /** The plain GET of each operation's shared probe: it carries no credential of any kind. */
 const plainGet = async (op: FeedOperation) => ({ res: (await operationProbe(op)).first });
 

@@ -4,11 +4,20 @@
  * its end.
  */
 import { describe } from 'vitest';
-import { AssertionViolation, check, expect, PreconditionFailed } from '../../src/harness.js';
+import { AssertionViolation, check, expect, PreconditionFailed, type CheckTools } from '../../src/harness.js';
+import type { Exchange } from '../../src/http.js';
 import { runExchanges } from '../../src/context.js';
 import { feedGet, firstCursor } from '../../src/feed.js';
 
 const feedExchanges = () => runExchanges('feed');
+/** The run's error responses (a HEAD has no body to judge). */
+const errorExchanges = () => feedExchanges().filter((x) => x.status! >= 400 && x.method !== 'HEAD');
+const mediaType = (x: Exchange) => (x.responseHeaders?.['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+
+/** Fail with how many of the `seen` responses broke the rule, and the first three of them. */
+function violations<T>(t: CheckTools, bad: T[], seen: number, what: string, show: (b: T) => string): void {
+  if (bad.length) t.violation(`${bad.length} of ${seen} ${what}, e.g. ${bad.slice(0, 3).map(show).join('; ')}`);
+}
 
 /**
  * The least age of the cursor reused below: one reused a moment after it was issued says nothing about a timer. The
@@ -69,19 +78,17 @@ describe.sequential('every response the run saw', () => {
       requirements: ['feed-problem-json'],
     },
     async (t) => {
-      const errors = feedExchanges().filter((x) => x.status! >= 400 && x.method !== 'HEAD');
+      const errors = errorExchanges();
       if (errors.length === 0) return t.notApplicable('the run saw no error response');
       t.observe('error responses seen', String(errors.length));
-      const bad = errors
-        .map((x) => ({ x, type: (x.responseHeaders?.['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() }))
-        .filter(({ type }) => type !== 'application/problem+json');
-      if (bad.length)
-        t.violation(
-          `${bad.length} of ${errors.length} error responses were not problem+json, e.g. ${bad
-            .slice(0, 3)
-            .map(({ x, type }) => `${x.method} ${x.url} answered ${x.status} as "${type || '(no content type)'}"`)
-            .join('; ')}`,
-        );
+      const bad = errors.filter((x) => mediaType(x) !== 'application/problem+json');
+      violations(
+        t,
+        bad,
+        errors.length,
+        'error responses were not problem+json',
+        (x) => `${x.method} ${x.url} answered ${x.status} as "${mediaType(x) || '(no content type)'}"`,
+      );
     },
   );
 
@@ -92,17 +99,11 @@ describe.sequential('every response the run saw', () => {
       requirements: ['feed-problem-request-id'],
     },
     async (t) => {
-      const errors = feedExchanges().filter((x) => x.status! >= 400 && x.method !== 'HEAD');
+      const errors = errorExchanges();
       if (errors.length === 0) return t.notApplicable('the run saw no error response');
       t.observe('error responses seen', String(errors.length));
       const bad = errors.filter((x) => !x.responseHeaders?.['x-request-id']);
-      if (bad.length)
-        t.violation(
-          `${bad.length} of ${errors.length} error responses lacked X-Request-Id, e.g. ${bad
-            .slice(0, 3)
-            .map((x) => `${x.method} ${x.url} (${x.status})`)
-            .join('; ')}`,
-        );
+      violations(t, bad, errors.length, 'error responses lacked X-Request-Id', (x) => `${x.method} ${x.url} (${x.status})`);
     },
   );
 });
@@ -121,16 +122,14 @@ describe.sequential('every 200 the run saw', () => {
       if (ok.length === 0) return t.notApplicable('the run saw no 200 from an operation');
       t.observe('200 responses seen', String(ok.length));
       const bad = ok.filter((x) => !x.responseHeaders?.['etag'] || !x.responseHeaders?.['cache-control']);
-      if (bad.length)
-        t.violation(
-          `${bad.length} of ${ok.length} 200 responses lacked ETag or Cache-Control, e.g. ${bad
-            .slice(0, 3)
-            .map(
-              (x) =>
-                `${x.method} ${x.url} (ETag ${x.responseHeaders?.['etag'] ? 'present' : 'absent'}, Cache-Control ${x.responseHeaders?.['cache-control'] ? 'present' : 'absent'})`,
-            )
-            .join('; ')}`,
-        );
+      const has = (x: Exchange, h: string) => (x.responseHeaders?.[h] ? 'present' : 'absent');
+      violations(
+        t,
+        bad,
+        ok.length,
+        '200 responses lacked ETag or Cache-Control',
+        (x) => `${x.method} ${x.url} (ETag ${has(x, 'etag')}, Cache-Control ${has(x, 'cache-control')})`,
+      );
     },
   );
 });
@@ -145,15 +144,9 @@ describe.sequential('every problem body the run saw', () => {
       requirements: ['feed-problem-json'],
     },
     async (t) => {
-      const problems = feedExchanges().filter(
-        (x) =>
-          x.status! >= 400 &&
-          x.method !== 'HEAD' &&
-          // A body read whole: not cut by the recorder, not broken off by the connection (the exchange's error).
-          !x.truncated &&
-          !x.error &&
-          x.responseBody !== undefined &&
-          (x.responseHeaders?.['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === 'application/problem+json',
+      const problems = errorExchanges().filter(
+        // A body read whole: not cut by the recorder, not broken off by the connection (the exchange's error).
+        (x) => !x.truncated && !x.error && x.responseBody !== undefined && mediaType(x) === 'application/problem+json',
       );
       // An error that is not problem+json at all is feed-every-error-is-problem's finding.
       if (problems.length === 0) return t.notApplicable('the run saw no problem+json response');
@@ -178,7 +171,7 @@ describe.sequential('every problem body the run saw', () => {
         for (const m of ['type', 'title', 'detail', 'instance'])
           if (m in p && typeof p[m] !== 'string') wrong.push(`${where}: ${m} member ${JSON.stringify(p[m])}, not a string`);
       }
-      if (wrong.length) t.violation(`${wrong.length} of ${problems.length} problem bodies break RFC 9457's member types, e.g. ${wrong.slice(0, 3).join('; ')}`);
+      violations(t, wrong, problems.length, "problem bodies break RFC 9457's member types", (w) => w);
     },
   );
 });

@@ -5,7 +5,7 @@
  * The bodies name the run's model, so a gateway that refuses them refuses the body, not the model; one that serves
  * them bills a few tokens (counted as billable).
  */
-import { check, expect, checkGroup, precondition } from '../../src/harness.js';
+import { check, expect, checkGroup } from '../../src/harness.js';
 import {
   chosenModel,
   gatewayOperations,
@@ -13,10 +13,10 @@ import {
   GW_CHECK_IDS,
   keyTaken,
   minimalBody,
-  minimalGeneration,
   PAYLOAD_OPERATIONS,
   placeKey,
   protocolHeaders,
+  requireGenerationServed,
   requireValidKey,
 } from '../../src/gateway.js';
 import { brokenBodies, property } from '../../src/generate.js';
@@ -35,14 +35,7 @@ checkGroup('a body that breaks its documented payload answers 400', () => {
       async (t) => {
         const key = await requireValidKey(t);
         const model = await chosenModel();
-        // Control: the protocol's small generation (the run's own, once) answered 2xx on this path, so a refusal of
-        // a broken body is about the body, not a missing path or a refused key.
-        const control = await minimalGeneration(op, key, model);
-        t.cite(control);
-        precondition(
-          control.status >= 200 && control.status < 300,
-          `the small generation on ${op.method} ${op.display} answered ${control.status}, not 2xx: a refusal of a broken body could not be told apart (reported by that protocol's own checks)`,
-        );
+        await requireGenerationServed(t, op, key);
         const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
         // Chat completions without max_tokens: the table states its type for vendor B only ("other parameters are optional" on vendor A).
         const { fixed, generated } = brokenBodies(schema, minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16));

@@ -3,14 +3,16 @@
  * IP-level kind only on request (CONFORMANCE_PROBE_RATE_LIMIT=1), with a burst bounded in count and time.
  */
 import { describe } from 'vitest';
-import { check, expect, precondition } from '../../src/harness.js';
+import { check, expect, precondition, type CheckTools } from '../../src/harness.js';
+import type { HttpResponse } from '../../src/http.js';
 import { runContext, secret } from '../../src/context.js';
 import {
   bearerControl,
-  GW_CHECK_IDS,
   gatewayGet,
+  type GatewayOperation,
   gatewayOperations,
   gatewaySend,
+  GW_CHECK_IDS,
   keyTaken,
   minimalBody,
   pathServed,
@@ -23,12 +25,42 @@ import {
 } from '../../src/gateway.js';
 
 const operations = await gatewayOperations();
-/** Set when the per-user check on chat completions got, after waiting one out, a per-user 429 carrying Retry-After. */
+/** Set once a per-user 429 of this deployment came with Retry-After (a departure, judged by the checks below). */
 let perUserWithRetryAfter = false;
 const BURST_MAX_REQUESTS = 60;
 /** The probe's retry mode: a 429 is the answer it looks for (and, after the wait, must not get again). */
 const IP_429 = { answer: (a: { status: number }) => a.status === 429 };
 const BURST_MAX_MS = 10_000;
+
+/**
+ * The rate-limited key's request on `op` (naming an unknown model: nothing generates), judged as the per-user 429:
+ * status 429 and no Retry-After. The per-user 429 is the answer under test; an IP-level 429 (it has Retry-After: it
+ * can come first on a shared egress) is waited out once, and an outage's 503 retried, as any transient refusal; a
+ * second 429 is the answer, whatever it carries (and a first one too, once this deployment's per-user 429 was shown to
+ * carry Retry-After). A refusal of the key is about the limit only when the valid key is taken on the same request.
+ */
+async function perUser429(t: CheckTools, op: GatewayOperation, key: string): Promise<HttpResponse> {
+  const model = unknownModel();
+  const res = await gatewaySend(op.path(model), {
+    method: op.method,
+    headers: { authorization: `Bearer ${key}`, ...protocolHeaders(op.operationId) },
+    body: minimalBody(op.operationId, model),
+    retry: { answer: (a) => a.status === 429 && (a.retryAfter === undefined || a.attempt > 0 || perUserWithRetryAfter) },
+  });
+  t.observe('status', String(res.status));
+  if (res.status === 429 && res.header('retry-after') !== undefined) perUserWithRetryAfter = true;
+  if (res.status === 401 || res.status === 403) {
+    const valid = secret('GATEWAY_API_KEY');
+    if (valid) {
+      const control = await bearerControl(op, valid);
+      t.cite(control);
+      keyTaken(control, `${op.method} ${op.display}`);
+    }
+  }
+  expect(res.status, `${op.method} ${op.display} with the rate-limited key`).toBe(429);
+  expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();
+  return res;
+}
 
 // One after another, and alone: the IP-level probe needs a quiet origin, and the per-user check must not meet its burst.
 describe.sequential('429s', () => {
@@ -40,32 +72,11 @@ describe.sequential('429s', () => {
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
-      // The per-user 429 (no Retry-After) is the answer under test. An IP-level 429 (it has Retry-After: it can come
-      // first on a shared egress) is waited out once, and an outage's 503 retried, as any transient refusal; a second
-      // 429 is the answer, whatever it carries.
-      const res = await gatewaySend('/v1/chat/completions', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}` },
-        body: minimalBody('chatCompletions', unknownModel()),
-        retry: { answer: (a) => a.status === 429 && (a.retryAfter === undefined || a.attempt > 0) },
-      });
-      // This deployment's per-user 429 was shown to carry Retry-After (wrongly): the other paths' checks take a first one as the answer.
-      if (res.status === 429 && res.header('retry-after') !== undefined) perUserWithRetryAfter = true;
-      if (res.status === 401 || res.status === 403) {
-        // Refused as a key, not limited: about the limit only when the valid key is taken on the same request.
-        const valid = secret('GATEWAY_API_KEY');
-        if (valid) {
-          const ops = await gatewayOperations();
-          const control = await bearerControl(
-            ops.find((o) => o.operationId === 'chatCompletions')!,
-            valid,
-          );
-          t.cite(control);
-          keyTaken(control, 'POST /v1/chat/completions');
-        }
-      }
-      expect(res.status, 'a request with the rate-limited key').toBe(429);
-      expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();
+      const res = await perUser429(
+        t,
+        operations.find((o) => o.operationId === 'chatCompletions')!,
+        key,
+      );
       const stated = statedLimit(res.body);
       t.observe('message', res.body.slice(0, 300));
       t.observe('stated limit', `window ${stated.windowMinutes ?? '?'} minute(s), at most ${stated.max ?? '?'} requests`);
@@ -88,25 +99,7 @@ describe.sequential('429s', () => {
         const served = await pathServed(op, await requireValidKey(t));
         t.cite(...served.evidence);
         precondition(served.served, `${op.method} ${op.display} answered ${served.what} with the valid key: the path's answers could not be read`);
-        const model = unknownModel();
-        const res = await gatewaySend(op.path(model), {
-          method: op.method,
-          headers: { authorization: `Bearer ${key}`, ...protocolHeaders(op.operationId) },
-          body: minimalBody(op.operationId, model),
-          retry: { answer: (a) => a.status === 429 && (a.retryAfter === undefined || a.attempt > 0 || perUserWithRetryAfter) },
-        });
-        t.observe('status', String(res.status));
-        if (res.status === 401 || res.status === 403) {
-          // Refused as a key, not limited: about the limit only when the valid key is taken on the same request.
-          const valid = secret('GATEWAY_API_KEY');
-          if (valid) {
-            const control = await bearerControl(op, valid);
-            t.cite(control);
-            keyTaken(control, `${op.method} ${op.display}`);
-          }
-        }
-        expect(res.status, `${op.method} ${op.display} with the rate-limited key`).toBe(429);
-        expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();
+        await perUser429(t, op, key);
       },
     );
   }

@@ -4,26 +4,27 @@
  * protocol; 16 tokens at most where the protocol takes a cap, and the chat completion without one, as vendor A
  * allows, on a one-word prompt) are the only billable calls of this file.
  */
-import { check, expect, jsonBody, checkGroup, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
+import { check, expect, jsonBody, checkGroup, precondition, PreconditionFailed } from '../../src/harness.js';
 import {
   chosenModel,
   FORM_LABEL,
   FORM_REQUIREMENT,
-  GENERATION_FORM,
-  looseErrorCodes,
+  gatewayGet,
   gatewayOperations,
   gatewaySend,
+  GENERATION_FORM,
   gw,
-  minimalBody,
-  protocolHeaders,
-  requireValidKey,
-  minimalGeneration,
-  gatewayGet,
-  keyTaken,
-  unknownModel,
   GW_CHECK_IDS,
+  keyTaken,
+  looseErrorCodes,
+  minimalBody,
+  minimalGeneration,
   PAYLOAD_OPERATIONS,
+  protocolHeaders,
+  requireGenerationServed,
+  requireValidKey,
   shapeFor,
+  unknownModel,
 } from '../../src/gateway.js';
 import { once } from '../../src/context.js';
 import { TargetUnavailableError, type HttpResponse } from '../../src/http.js';
@@ -87,15 +88,6 @@ checkGroup('requests the gateway must refuse', () => {
   // Each generation path: an unknown model and a body that is not JSON are refused there as on the others.
   for (const op of operations.filter((o) => PAYLOAD_OPERATIONS.includes(o.operationId))) {
     const where = `${op.method} ${op.display}`;
-    /** Control: the protocol's small generation (the run's own, once) answered 2xx, so the path exists and takes the key. */
-    const served = async (t: CheckTools, key: string) => {
-      const control = await minimalGeneration(op, key, await chosenModel());
-      t.cite(control);
-      precondition(
-        control.status >= 200 && control.status < 300,
-        `the small generation on ${where} answered ${control.status}, not 2xx: a refusal here could not be told from a missing path (reported by that protocol's own checks)`,
-      );
-    };
     /** A truncated JSON body, once per path (its status and its code are two checks). */
     const malformed = async (key: string) => {
       const path = op.path(await chosenModel());
@@ -128,7 +120,7 @@ checkGroup('requests the gateway must refuse', () => {
       },
       async (t) => {
         const key = await requireValidKey(t);
-        await served(t, key);
+        await requireGenerationServed(t, op, key);
         const res = await unknown(key);
         t.cite(res);
         t.observe('status', String(res.status));
@@ -148,7 +140,7 @@ checkGroup('requests the gateway must refuse', () => {
       },
       async (t) => {
         const key = await requireValidKey(t);
-        await served(t, key);
+        await requireGenerationServed(t, op, key);
         const res = await unknown(key);
         t.cite(res);
         keyTaken(res, where);
@@ -163,7 +155,7 @@ checkGroup('requests the gateway must refuse', () => {
       },
       async (t) => {
         const key = await requireValidKey(t);
-        await served(t, key);
+        await requireGenerationServed(t, op, key);
         let res: HttpResponse;
         try {
           // A 5xx is retried per the client rules (it may be transient) ...
@@ -193,7 +185,7 @@ checkGroup('requests the gateway must refuse', () => {
         },
         async (t) => {
           const key = await requireValidKey(t);
-          await served(t, key);
+          await requireGenerationServed(t, op, key);
           let res: HttpResponse;
           try {
             res = await malformed(key);
