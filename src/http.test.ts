@@ -449,17 +449,20 @@ describe('an outage that refuses retries too: a slow start after each refusal', 
     let inFlight = 0;
     let n = 0;
     const arrivals: number[] = [];
+    // The first four are held until all four have arrived (no race with a busy machine's connection set-up); then
+    // the first is refused and the three sent with it are answered later, during the pause it set.
+    const held: (() => void)[] = [];
     const url = await server((_i, _req, res) => {
-      const refuse = ++n === 1;
+      const k = ++n;
       arrivals.push(++inFlight);
-      // The first is refused quickly; the three sent with it are answered later, during the pause it set.
-      setTimeout(
-        () => {
+      const answer = (status: number, delay: number) =>
+        setTimeout(() => {
           inFlight--;
-          res.writeHead(refuse ? 429 : 200, refuse ? { 'retry-after': '1' } : {}).end('x');
-        },
-        refuse ? 20 : 80,
-      );
+          res.writeHead(status, status === 429 ? { 'retry-after': '1' } : {}).end('x');
+        }, delay);
+      if (k > 4) return void answer(200, 80);
+      held.push(() => void answer(k === 1 ? 429 : 200, k === 1 ? 0 : 80));
+      if (held.length === 4) for (const release of held) release();
     });
     const { c } = client(url, { concurrency: 4, sleep: undefined });
     await Promise.all(Array.from({ length: 10 }, (_, i) => c.send(`${url}/?i=${i}`, { rules: clientRules('feed') })));
