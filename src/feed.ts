@@ -259,12 +259,18 @@ export function idOf(item: unknown, path = profile().items.id!): string {
  */
 export function expectProblem(res: HttpResponse, status: number | '4xx'): Record<string, unknown> {
   if (status === '4xx') {
-    if (res.status < 400 || res.status > 499) throw new AssertionViolation(`expected a 4xx problem response, got ${res.status}`);
+    if (res.status < 400 || res.status > 499)
+      throw new AssertionViolation(
+        `${res.attempts.at(-1)?.method ?? 'GET'} ${new URL(res.url).pathname}: ${res.status}, where a 4xx problem response is required`,
+      );
   } else if (res.status !== status) {
-    throw new AssertionViolation(`expected ${status}, got ${res.status}: ${res.body.slice(0, 200)}`);
+    throw new AssertionViolation(
+      `${res.attempts.at(-1)?.method ?? 'GET'} ${new URL(res.url).pathname}: ${res.status}, where ${status} is required: ${res.body.slice(0, 200)}`,
+    );
   }
   const body = jsonBody<unknown>(res);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AssertionViolation('a problem body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AssertionViolation(`the problem body of ${new URL(res.url).pathname}: ${res.body.slice(0, 120)}, where a JSON object is required`);
   return body as Record<string, unknown>;
 }
 

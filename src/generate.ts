@@ -151,7 +151,7 @@ export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Pro
     } catch (err) {
       if (err instanceof TargetUnavailableError || err instanceof BudgetExhaustedError || err instanceof PreconditionFailed) throw err;
       const cause = err instanceof Error ? err.message : String(err);
-      throw new AssertionViolation(`boundary value ${brief(e)} (always tried): ${cause.slice(0, 600)}`);
+      throw new AssertionViolation(`${cause.slice(0, 600)} (the boundary value ${brief(e)}, always tried)`);
     }
     checked.add(key);
   }
@@ -179,7 +179,7 @@ export async function property<T>(arb: fc.Arbitrary<T>, predicate: (v: T) => Pro
   if (!result.failed) return;
   const cause = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
   throw new AssertionViolation(
-    `property failed (fast-check seed ${result.seed}, path "${result.counterexamplePath}"; replay: --grep <this check> --seed=${result.seed}) for ${brief(result.counterexample?.[0])}:\n${cause.slice(0, 600)}`,
+    `${cause.slice(0, 600)} (a counterexample fast-check found: ${brief(result.counterexample?.[0])}; seed ${result.seed}, path "${result.counterexamplePath}"; replay: --grep <this check> --seed=${result.seed})`,
   );
 }
 

@@ -7,12 +7,13 @@
  *   429/503, or the budget ran out) · error (the suite itself broke).
  * An unknown requirement id throws while the suites are collected, so it fails the build.
  */
-import { describe, test, expect, type TestContext } from 'vitest';
+import { describe, test, type TestContext } from 'vitest';
 import * as allure from 'allure-js-commons';
 import { requirement, strongestLevel, type Level, type Service, type CatalogueEntry } from './spec.js';
-import { runContext } from './context.js';
+import { redactorFromEnv, runContext } from './context.js';
 import { inCheck, BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
 import { toAllureExchange, curlFor } from './evidence.js';
+import { AssertionViolation, findingMessage, translateFrameworkMessage } from './findings.js';
 
 /** What the target did on a request of a check that did not pass. */
 export interface FailingRequest {
@@ -52,10 +53,6 @@ export class NotConfigured extends Error {
 /** A precondition on the target's data did not hold: a setup error, never a conformance failure. */
 export class PreconditionFailed extends Error {
   override name = 'PreconditionFailed';
-}
-/** A broken requirement found by the check's own logic (not via expect). */
-export class AssertionViolation extends Error {
-  override name = 'AssertionViolation';
 }
 
 export interface CheckSpec {
@@ -170,7 +167,7 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
       await inCheck({ check: spec.id, record: (ex) => exchanges.push(ex) }, () => body(tools));
     } catch (err) {
       verdict = classify(err, level);
-      error = err;
+      error = verdict === 'failed' || verdict === 'warning' ? asFinding(err, reqs, exchanges) : err;
     } finally {
       meta.requests = exchanges.length;
       meta.verdict = verdict;
@@ -192,6 +189,22 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
     }
     throw error;
   });
+}
+
+/**
+ * A check's failure as a finding in three parts (src/findings.ts): what the target did, the requirements' words,
+ * the request that showed it. Framework assertion text that reached here is put in the same shape.
+ */
+function asFinding(err: unknown, reqs: CatalogueEntry[], exchanges: Exchange[]): Error {
+  const raw = err instanceof Error ? err.message : String(err);
+  const finding = err instanceof AssertionViolation ? raw : translateFrameworkMessage(raw);
+  const out = new AssertionViolation(redactorFromEnv().redact(findingMessage(finding, reqs, exchanges)));
+  if (err instanceof Error && err.stack)
+    out.stack = `${out.name}: ${out.message}\n${err.stack
+      .split('\n')
+      .filter((l) => /^\s+at /.test(l))
+      .join('\n')}`;
+  return out;
 }
 
 async function labelForReport(spec: CheckSpec, reqs: CatalogueEntry[], level: Level, service: Service): Promise<void> {
@@ -274,4 +287,4 @@ export function jsonBody<T = unknown>(res: { body: string; url: string; status: 
   }
 }
 
-export { expect };
+export { expect, AssertionViolation } from './findings.js';

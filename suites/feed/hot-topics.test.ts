@@ -1,7 +1,7 @@
 /**
  * content-feed-service.md — Resources > Hot topic; Endpoints > GET /api/v1/hot-topics.
  */
-import { check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
+import { check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { feedGet, inputJson, listOf, once, profile, storyStatus } from '../../src/feed.js';
 import { componentSchema, field } from '../../src/spec.js';
 import { sMaxAge } from '../../src/caching.js';
@@ -103,7 +103,7 @@ checkGroup('hot topics', () => {
         } catch {
           return t.violation(`links.story ${JSON.stringify(link)} is not an absolute URL`);
         }
-        expect(['http:', 'https:'], `links.story ${url.href} is a web (HTML) URL`).toContain(url.protocol);
+        expect(url.protocol, `the scheme of links.story ${url.href} (a web page URL)`).toBeOneOf(['http:', 'https:']);
         // The final path segment, as a client reads it: after a trailing slash it is empty, and no id can be taken.
         const segment = decodeURIComponent(url.pathname.split('/').pop() ?? '');
         if (segment === '') t.violation(`links.story ${url.href} ends in "/": its final path segment is empty, not the story's publicId`);
@@ -114,8 +114,8 @@ checkGroup('hot topics', () => {
             `setup error (precondition): the story endpoint refused "${segment}" with ${status} (reported by the anonymous-access check)`,
           );
         // A redirect means a merged story: the id is one the endpoint knows (its status is feed-story-merged-308's to judge).
-        const known = status === 200 || (status >= 300 && status < 400);
-        expect(known, `the story endpoint for "${segment}" (last segment of ${url.href}) answered ${status}, expected 200 or a redirect`).toBe(true);
+        if (status !== 200 && !(status >= 300 && status < 400))
+          fail(`the story endpoint for "${segment}" (last segment of ${url.href}): ${status}, where 200 (or a redirect, for a merged story) is required`);
       }
     },
   );

@@ -33,7 +33,7 @@ function listingJson(res: HttpResponse): unknown {
 }
 
 function expectRejected(res: HttpResponse, value: unknown): void {
-  expect(res.status, `${JSON.stringify(value)} must be rejected with 400`).toBe(400);
+  expect(res.status, `${JSON.stringify(value)}, a value the rule refuses`).toBe(400);
 }
 
 const doc = await loadOpenApi('feed');
@@ -162,7 +162,7 @@ for (const o of OPERATIONS) {
           );
           t.cite(...cmp.responses);
           const { first: plain, second: explicit } = cmp;
-          expect([plain.status, explicit.status]).toEqual([200, 200]);
+          expect([plain.status, explicit.status], `the statuses without ${p.name} and with ${p.name}=${String(s.default)}`).toEqual([200, 200]);
           if (cmp.outcome === 'same') return;
           if (cmp.outcome === 'moving')
             throw new PreconditionFailed(

@@ -86,7 +86,7 @@ checkGroup('error envelopes', () => {
     const { deployed } = typeNames();
     for (const res of errorsOf(vendorA)) {
       const { type } = vendorAFields(res.body);
-      expect([...deployed], `error.type of ${new URL(res.url).pathname}`).toContain(type);
+      expect(type, `error.type of ${new URL(res.url).pathname}`).toBeOneOf([...deployed]);
     }
   });
 
@@ -101,7 +101,7 @@ checkGroup('error envelopes', () => {
         const { type, code } = vendorAFields(res.body);
         if (type !== typeNames().gatewayError) continue;
         seen++;
-        expect([...codes], `error.code of a gateway_error on ${new URL(res.url).pathname}`).toContain(code);
+        expect(code, `error.code of a gateway_error on ${new URL(res.url).pathname}`).toBeOneOf([...codes]);
       }
       if (seen === 0) t.notApplicable('none of the provoked errors had type gateway_error');
     },

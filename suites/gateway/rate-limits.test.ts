@@ -127,7 +127,7 @@ describe.sequential('429s', () => {
       if (!limited) return t.notApplicable(`no 429 within ${BURST_MAX_REQUESTS} requests in ${BURST_MAX_MS / 1000} s: the IP-level limit is higher`);
       const ra = limited.header('retry-after');
       expect(ra, 'an IP-level 429 carries Retry-After').toBeTypeOf('string');
-      expect(ra, 'Retry-After in integer seconds').toMatch(/^\d+$/);
+      expect(ra, 'Retry-After').toMatch(/^\d+$/, 'integer seconds');
       await new Promise((r) => setTimeout(r, Number(ra) * 1000 + 100));
       const after = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` }, retry: IP_429 });
       expect(after.status, `GET /v1/models after waiting Retry-After ${ra}`).toBe(200);
