@@ -6,8 +6,8 @@
 import { parseArgs } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { compareHtml } from '../src/pages.js';
-import type { Summary } from '../src/results.js';
+import { compareHtml } from '../src/outputs/compare-page.js';
+import type { Summary } from '../src/verdicts.js';
 
 const USAGE = `Usage: npm run compare -- [options] RUN1 RUN2 [RUN3 ...]
 

@@ -7,10 +7,11 @@
 import { parseArgs } from 'node:util';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { summarize, writeResults, type Summary } from '../src/results.js';
-import { generateHtml, reportPages } from '../src/html.js';
-import { matrixHtml } from '../src/pages.js';
-import type { Service } from '../src/spec.js';
+import { summarize, type Summary } from '../src/verdicts.js';
+import { writeResults } from '../src/outputs/files.js';
+import { generateHtml, reportPages } from '../src/outputs/html.js';
+import { matrixHtml } from '../src/outputs/matrix.js';
+import { loadCatalogue, type Service } from '../src/spec.js';
 
 const USAGE = `Usage: npm run merge-reports -- --out DIR [options] SHARD_DIR [SHARD_DIR ...]
 
@@ -105,6 +106,8 @@ const merged = summarize(
     complete: all.every((s) => s.complete),
     services: [...new Set(all.flatMap((s) => s.requirements.map((r) => r.service)))] as Service[],
     knownDeviations: [...new Map(all.flatMap((s) => s.knownDeviations).map((d) => [d.id, { id: d.id, reason: d.reason, link: d.link }])).values()],
+    catalogue: loadCatalogue().values(),
+    finishedAt: Date.now(),
   },
 );
 writeResults(out, merged);

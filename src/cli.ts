@@ -7,15 +7,18 @@ import { accessSync, constants, readFileSync, rmSync, existsSync, mkdirSync, wri
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { AllureResultsReporter } from './allure-results.js';
+import { AllureResultsReporter } from './outputs/allure-results.js';
 import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
 import { CONTEXT_VAR, EXCHANGES_FILE, type RunContext } from './context.js';
-import { ProgressReporter, ResultCollector, summarize, writeResults, type Summary } from './results.js';
-import { generateHtml, reportPages } from './html.js';
-import { matrixHtml } from './pages.js';
+import { summarize, type Summary } from './verdicts.js';
+import { ResultCollector } from './collector.js';
+import { ProgressReporter } from './outputs/console.js';
+import { writeResults } from './outputs/files.js';
+import { generateHtml, reportPages } from './outputs/html.js';
+import { matrixHtml } from './outputs/matrix.js';
 import type { Exchange } from './http.js';
-import { SERVICES } from './spec.js';
+import { loadCatalogue, SERVICES } from './spec.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -255,6 +258,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       unchecked: config.unchecked,
       allowIncomplete: config.allowIncomplete,
       grep: config.grep,
+      catalogue: loadCatalogue().values(),
+      finishedAt: Date.now(),
     });
     writeResults(config.reportDir, summary);
     return summary;

@@ -6,7 +6,9 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SERVICES, formatAjvErrors, loadCatalogue, loadProfile, schemaFileValidator, type Profile, type Service } from './spec.js';
-import type { DeclaredUnchecked } from './results.js';
+import type { DeclaredUnchecked, KnownDeviation } from './verdicts.js';
+
+export type { KnownDeviation } from './verdicts.js';
 import { mask } from './redact.js';
 
 /** Environment variables that hold credentials. Never read from files, never printed, redacted everywhere. */
@@ -221,12 +223,6 @@ function wrapProfile(f: () => Profile): Profile {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
-}
-
-export interface KnownDeviation {
-  id: string;
-  reason: string;
-  link?: string;
 }
 
 /** The known-deviations file, validated against its schema. An id matching nothing in a run is reported there. */

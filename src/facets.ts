@@ -6,7 +6,7 @@
  * cannot drift apart. The rest are written under their requirement in specs/<service>/requirements.json.
  * `npm run coverage` lists them; the project's tests fail on a facet with neither a check nor a reason.
  */
-import { loadCatalogue, loadOpenApi, operation, type CatalogueEntry, type FacetSpec, type JsonSchema, type ParameterObject } from './spec.js';
+import { loadCatalogue, loadOpenApi, operation, type CatalogueEntry, type Facet, type FacetSpec, type JsonSchema, type ParameterObject } from './spec.js';
 import { CACHING_RULES, FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, DEFAULTS_REQUIREMENT, cachingCheckId, paramCheckId } from './feed.js';
 import {
   FORM_LABEL,
@@ -22,13 +22,7 @@ import {
 } from './gateway.js';
 import { brokenBodies } from './generate.js';
 
-export interface Facet extends FacetSpec {
-  /** `<requirement>/<facet id>`: unique over both catalogues. */
-  key: string;
-  requirement: string;
-  /** Where the facet comes from: the data it was derived from, or the catalogue. */
-  source: string;
-}
+export type { Facet } from './spec.js';
 
 /** The gateway's operations with the description's own paths: facets do not depend on a run's profile. */
 const describedOperations = async () => operationsOf(await loadOpenApi('gateway'), (p) => p);

@@ -111,16 +111,13 @@ export interface Matchers {
  * found and what the document requires.
  */
 export function expect(actual: unknown, what: string): Matchers {
-  const violation = (found: string, where: (...args: never[]) => unknown): never => {
-    const err = new AssertionViolation(`${what}: ${found}`);
+  const judge: Judge = (holds, found, where) => {
+    if (holds) return;
+    const err = new AssertionViolation(`${what}: ${found()}`);
     // The stack starts at the check's own line, not in this module.
     Error.captureStackTrace?.(err, where);
     throw err;
   };
-  const judge = (holds: boolean, found: () => string, where: (...args: never[]) => unknown): void => {
-    if (!holds) violation(found(), where);
-  };
-  const num = (n: unknown) => (typeof n === 'number' ? n : Number.NaN);
   const m: Matchers = {
     toBe(expected) {
       if (typeof expected === 'boolean' && typeof actual === 'boolean') return judge(actual === expected, () => (expected ? 'no' : 'yes'), m.toBe);
@@ -189,29 +186,40 @@ export function expect(actual: unknown, what: string): Matchers {
     toBeInstanceOf(type) {
       judge(actual instanceof type, () => `${show(actual)}, where ${type.name || 'another kind'} is required`, m.toBeInstanceOf);
     },
-    not: {
-      toBe(expected) {
-        judge(!Object.is(actual, expected), () => `${show(actual)}, which is not allowed`, m.not.toBe);
-      },
-      toEqual(expected) {
-        judge(!isDeepStrictEqual(actual, expected), () => `${show(actual)}, which is not allowed`, m.not.toEqual);
-      },
-      toContain(item) {
-        const holds = Array.isArray(actual)
-          ? !actual.some((a) => Object.is(a, item))
-          : !(typeof actual === 'string' && typeof item === 'string' && actual.includes(item));
-        judge(holds, () => `${show(actual)}, with ${show(item)}, which is not allowed`, m.not.toContain);
-      },
-      toBeOneOf(excluded) {
-        judge(!excluded.some((a) => Object.is(a, actual)), () => `${show(actual)}, which is not allowed (not ${list(excluded)})`, m.not.toBeOneOf);
-      },
-      toMatch(pattern) {
-        const matches = typeof actual === 'string' && (typeof pattern === 'string' ? actual.includes(pattern) : pattern.test(actual));
-        judge(!matches, () => `${show(actual)}, which has the form ${show(pattern)} that is not allowed`, m.not.toMatch);
-      },
-    },
+    not: negated(actual, judge),
   };
   return m;
+}
+
+/** A number, or NaN (which no bound holds for). */
+const num = (n: unknown) => (typeof n === 'number' ? n : Number.NaN);
+
+type Judge = (holds: boolean, found: () => string, where: (...args: never[]) => unknown) => void;
+
+/** The negated matchers: `actual` must not be the value, hold the item, be one of the values, have the form. */
+function negated(actual: unknown, judge: Judge): Matchers['not'] {
+  const n: Matchers['not'] = {
+    toBe(expected) {
+      judge(!Object.is(actual, expected), () => `${show(actual)}, which is not allowed`, n.toBe);
+    },
+    toEqual(expected) {
+      judge(!isDeepStrictEqual(actual, expected), () => `${show(actual)}, which is not allowed`, n.toEqual);
+    },
+    toContain(item) {
+      const holds = Array.isArray(actual)
+        ? !actual.some((a) => Object.is(a, item))
+        : !(typeof actual === 'string' && typeof item === 'string' && actual.includes(item));
+      judge(holds, () => `${show(actual)}, with ${show(item)}, which is not allowed`, n.toContain);
+    },
+    toBeOneOf(excluded) {
+      judge(!excluded.some((a) => Object.is(a, actual)), () => `${show(actual)}, which is not allowed (not ${list(excluded)})`, n.toBeOneOf);
+    },
+    toMatch(pattern) {
+      const matches = typeof actual === 'string' && (typeof pattern === 'string' ? actual.includes(pattern) : pattern.test(actual));
+      judge(!matches, () => `${show(actual)}, which has the form ${show(pattern)} that is not allowed`, n.toMatch);
+    },
+  };
+  return n;
 }
 
 /**

@@ -14,21 +14,11 @@ import { redactorFromEnv, runContext } from './context.js';
 import { inCheck, BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
 import { toAllureExchange, curlFor } from './evidence.js';
 import { AssertionViolation, findingMessage, translateFrameworkMessage } from './findings.js';
+import type { FailingRequest, Verdict } from './verdicts.js';
 
-/** What the target did on a request of a check that did not pass. */
-export interface FailingRequest {
-  method: string;
-  url: string;
-  status?: number;
-  headers?: Record<string, string>;
-  bodyStart?: string;
-  error?: string;
-  curl: string;
-}
+export type { FailingRequest, Verdict } from './verdicts.js';
 
 const TELLING_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'etag', 'cache-control', 'x-request-id', 'www-authenticate', 'allow'];
-
-export type Verdict = 'passed' | 'failed' | 'warning' | 'skipped' | 'setup-error' | 'unavailable' | 'error' | 'known-deviation';
 
 declare module 'vitest' {
   interface TaskMeta {

@@ -648,32 +648,17 @@ export class HttpClient {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.opts.timeoutMs);
     let midBody = false;
-    let bytes = 0;
+    const progress = { bytes: 0 };
     try {
       const res = await undiciRequest(url, { method, headers, body, dispatcher: this.agent, signal: controller.signal });
       midBody = true;
       exchange.status = res.statusCode;
       exchange.responseHeaders = red.redactRecord(flattenHeaders(res.headers));
-      const chunks: Buffer[] = [];
-      try {
-        for await (const chunk of res.body as AsyncIterable<Buffer>) {
-          bytes += chunk.length;
-          if (bytes > this.opts.maxBodyBytes) {
-            res.body.destroy();
-            throw new ResponseTooLargeError(`response body exceeds ${this.opts.maxBodyBytes} bytes; stopped reading`);
-          }
-          chunks.push(chunk);
-        }
-      } catch (err) {
-        // A 304 ends at its header section (RFC 9112 6.3) and may carry the Content-Length a 200 would have had
-        // (RFC 9110 8.6). undici 7 reports that as a length mismatch; the response is complete and empty.
-        const code = (err as { code?: string }).code;
-        if (!(res.statusCode === 304 && bytes === 0 && code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) throw err;
-      }
+      const raw = await readRawBody(res, this.opts.maxBodyBytes, progress);
       const rh = flattenHeaders(res.headers);
-      const decoded = decodeBody(Buffer.concat(chunks), rh['content-encoding'], this.opts.maxBodyBytes);
+      const decoded = decodeBody(raw, rh['content-encoding'], this.opts.maxBodyBytes);
       const text = decoded.toString('utf8');
-      bytes = decoded.length;
+      const bytes = decoded.length;
       Object.assign(exchange, {
         status: res.statusCode,
         responseHeaders: red.redactRecord(rh),
@@ -691,7 +676,7 @@ export class HttpClient {
       const e = this.classify(err, controller.signal.aborted, url, method);
       exchange.error = red.redact(e.message);
       if (midBody && e instanceof TransportError) {
-        throw new BrokenBodyError(`${e.message} (the body broke after ${bytes} bytes)`, exchange);
+        throw new BrokenBodyError(`${e.message} (the body broke after ${progress.bytes} bytes)`, exchange);
       }
       throw e;
     } finally {
@@ -721,4 +706,25 @@ interface RawResult {
   text: string;
   bytes: number;
   exchange: Exchange;
+}
+
+/** The raw bytes of a response body, read up to a bound; `progress` counts them as they come (for a body that breaks). */
+async function readRawBody(res: Awaited<ReturnType<typeof undiciRequest>>, max: number, progress: { bytes: number }): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      progress.bytes += chunk.length;
+      if (progress.bytes > max) {
+        res.body.destroy();
+        throw new ResponseTooLargeError(`response body exceeds ${max} bytes; stopped reading`);
+      }
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    // A 304 ends at its header section (RFC 9112 6.3) and may carry the Content-Length a 200 would have had
+    // (RFC 9110 8.6). undici 7 reports that as a length mismatch; the response is complete and empty.
+    const code = (err as { code?: string }).code;
+    if (!(res.statusCode === 304 && progress.bytes === 0 && code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) throw err;
+  }
+  return Buffer.concat(chunks);
 }

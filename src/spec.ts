@@ -277,3 +277,12 @@ export interface ClientRules {
 export function clientRules(service: Service): ClientRules {
   return readJson<Record<Service, ClientRules>>(path.join(SPECS_DIR, 'client-rules.json'))[service];
 }
+
+/** One fact of a requirement, derived from the contracts (src/facets.ts) or written in the catalogue. */
+export interface Facet extends FacetSpec {
+  /** `<requirement>/<facet id>`: unique over both catalogues. */
+  key: string;
+  requirement: string;
+  /** Where the facet comes from: the data it was derived from, or the catalogue. */
+  source: string;
+}

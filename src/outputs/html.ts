@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
-import type { Summary } from './results.js';
+import type { Summary } from '../verdicts.js';
 
 const require = createRequire(import.meta.url);
 

@@ -4,9 +4,8 @@
  * `rawStatus` (warning, known deviation, setup error, unavailable, error keep their names), its requirements in
  * `tags`, and the run's verdict in `results.summary.extra`.
  */
-import type { Verdict } from './harness.js';
-import type { CheckResult, Summary } from './results.js';
-import { SUITE_VERSION } from './version.js';
+import type { CheckResult, Summary, Verdict } from '../verdicts.js';
+import { SUITE_VERSION } from '../version.js';
 
 type CtrfStatus = 'passed' | 'failed' | 'skipped' | 'pending' | 'other';
 

@@ -1,50 +1,10 @@
 /**
- * The report's own pages, beside the Allure report: the clause matrix (every requirement, its verdict, its checks,
- * links to their evidence) and the comparison of runs. Self-contained HTML: inline styles, no scripts.
+ * The clause matrix (matrix.html): every requirement, its verdict, its facets, its checks and links to their
+ * evidence, and the evidence behind the run's verdict. A function of the summary.
  */
-import type { Facet } from './facets.js';
-import type { RequirementResult, RequirementVerdict, Summary } from './results.js';
-
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-const COLOURS: Record<RequirementVerdict, string> = {
-  pass: '#1a7f37',
-  fail: '#cf222e',
-  warning: '#bf8700',
-  'known deviation': '#8250df',
-  error: '#a40e26',
-  'setup error': '#9a6700',
-  skipped: '#6e7781',
-  'not run': '#8c959f',
-  'not exercised': '#6e7781',
-  'declared unchecked': '#6e7781',
-  unverifiable: '#57606a',
-  'not applicable': '#57606a',
-  'client rule': '#0969da',
-};
-
-const badge = (v: RequirementVerdict) => `<span class="badge" style="background:${COLOURS[v]}">${esc(v)}</span>`;
-
-const STYLE = `
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px} h3{font-size:14px;margin:18px 0 6px;color:#57606a}
-.meta{color:#57606a;margin-bottom:16px} .verdict{font-size:16px;font-weight:600}
-table{border-collapse:collapse;width:100%;margin-bottom:8px} th,td{border-bottom:1px solid #d0d7de;padding:6px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa;font-weight:600} code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
-.badge{display:inline-block;color:#fff;border-radius:10px;padding:1px 8px;font-size:12px;white-space:nowrap}
-.level{font:12px ui-monospace,monospace;color:#57606a} .why{color:#57606a;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere} .text{color:#57606a;font-size:12px;font-style:italic}
-.new{background:#ffebe9} .fixed{background:#dafbe1} ul{margin:0;padding-left:18px} a{color:#0969da}
-.counts span{margin-right:12px}`;
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>\n`;
-}
-
-function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
-  const m = new Map<string, T[]>();
-  for (const x of xs) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
-  return m;
-}
+import type { Facet } from '../spec.js';
+import type { RequirementResult, RequirementVerdict, Summary } from '../verdicts.js';
+import { esc, badge, page, groupBy, targetLine } from './html-page.js';
 
 /**
  * The facets of a requirement (src/facets.ts), each with what its checks showed in this run: passed when every one
@@ -157,39 +117,4 @@ ${list(
     'Declared unchecked',
     s.declaredUnchecked.map((u) => `<code>${esc(u.id)}</code> — ${esc(u.reason)} (${esc(u.status)})`),
   )}`;
-}
-
-function targetLine(s: Summary): string {
-  if (s.targets.embedded) return 'the embedded reference deployments (not a deployment of yours)';
-  return [s.targets.feed && `feed ${s.targets.feed}`, s.targets.gateway && `gateway ${s.targets.gateway}`].filter(Boolean).join(', ');
-}
-
-const FAILING: RequirementVerdict[] = ['fail'];
-
-/** Several runs side by side, requirement by requirement; what newly fails in the last run is highlighted. */
-export function compareHtml(runs: { name: string; summary: Summary }[]): { html: string; newlyFailing: string[]; fixed: string[] } {
-  const ids = [...new Set(runs.flatMap((r) => r.summary.requirements.map((q) => q.id)))];
-  const verdictOf = (run: Summary, id: string) => run.requirements.find((q) => q.id === id)?.verdict;
-  const last = runs[runs.length - 1]!.summary;
-  const before = runs.length > 1 ? runs[runs.length - 2]!.summary : undefined;
-  const newlyFailing = before ? ids.filter((id) => FAILING.includes(verdictOf(last, id)!) && !FAILING.includes(verdictOf(before, id)!)) : [];
-  const fixed = before ? ids.filter((id) => FAILING.includes(verdictOf(before, id)!) && verdictOf(last, id) === 'pass') : [];
-  const info = new Map(runs.flatMap((r) => r.summary.requirements).map((q) => [q.id, q]));
-  const rows = ids.map((id) => {
-    const cls = newlyFailing.includes(id) ? ' class="new"' : fixed.includes(id) ? ' class="fixed"' : '';
-    const q = info.get(id)!;
-    const cells = runs.map((r) => {
-      const v = verdictOf(r.summary, id);
-      return `<td>${v ? badge(v) : '<span class="why">—</span>'}</td>`;
-    });
-    const mark = newlyFailing.includes(id) ? ' <strong>newly failing</strong>' : fixed.includes(id) ? ' <strong>fixed</strong>' : '';
-    return `<tr${cls}><td><code>${esc(id)}</code><div class="level">${q.level}</div></td><td>${esc(q.summary)}${mark}</td>${cells.join('')}</tr>`;
-  });
-  const head = runs.map((r) => `<th>${esc(r.name)}<div class="why">${esc(r.summary.verdict)} · ${esc(r.summary.finishedAt)}</div></th>`).join('');
-  const body = `<h1>Comparison of runs</h1>
-<div class="meta">${runs.map((r) => `${esc(r.name)}: ${esc(targetLine(r.summary))}`).join(' · ')}</div>
-<div class="verdict">${before ? `${newlyFailing.length} requirement(s) newly failing in ${esc(runs[runs.length - 1]!.name)}, ${fixed.length} fixed` : 'one run'}</div>
-${newlyFailing.length ? `<p>Newly failing: ${newlyFailing.map((id) => `<code>${esc(id)}</code>`).join(', ')}</p>` : ''}
-<table><thead><tr><th style="width:22%">requirement</th><th>summary</th>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
-  return { html: page('Comparison of runs', body), newlyFailing, fixed };
 }

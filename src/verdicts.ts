@@ -1,0 +1,470 @@
+/**
+ * The verdict model, pure: the types of a run's results (check results, requirement verdicts, known deviations,
+ * declared-unchecked requirements, the summary) and the functions from check results to requirement verdicts, to
+ * the run's verdict and exit status. No I/O: the catalogue and the clock come in as arguments. The README's tables
+ * ("Verdicts and exit status") are its rules; src/verdicts.test.ts states them as data.
+ */
+import type { CatalogueEntry, Level, Service } from './spec.js';
+import { SUITE_VERSION, SUMMARY_SCHEMA_VERSION } from './version.js';
+
+/**
+ * The verdict of one check: passed · failed (a MUST requirement broken) · warning (a SHOULD or MAY one) ·
+ * skipped (an input not configured, or nothing to check) · setup-error (a precondition on the target's data did
+ * not hold) · unavailable (429/503 past the retry cap, or the budget ran out) · error (the suite broke) ·
+ * known-deviation (a failure the known-deviations file lists).
+ */
+export type Verdict = 'passed' | 'failed' | 'warning' | 'skipped' | 'setup-error' | 'unavailable' | 'error' | 'known-deviation';
+
+/** What the target did on a request of a check that did not pass. */
+export interface FailingRequest {
+  method: string;
+  url: string;
+  status?: number;
+  headers?: Record<string, string>;
+  bodyStart?: string;
+  error?: string;
+  curl: string;
+}
+
+export interface KnownDeviation {
+  id: string;
+  reason: string;
+  link?: string;
+}
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  service?: Service;
+  requirements: string[];
+  level?: Level;
+  verdict: Verdict;
+  message?: string;
+  observations?: Record<string, string>;
+  requests: number;
+  durationMs: number;
+  file: string;
+  /** The known-deviations entry that turned a failure into a known deviation. */
+  knownDeviation?: KnownDeviation;
+  /** What the target did on the last requests of a check that did not pass (status, telling headers, first bytes). */
+  failingRequests?: FailingRequest[];
+}
+
+export type RunVerdict = 'conformant' | 'nonconformant' | 'incomplete' | 'error';
+
+/** Exit status of each run verdict (2 is a usage or configuration error, before any verdict). */
+export const EXIT_CODES: Record<RunVerdict, number> = { conformant: 0, nonconformant: 1, error: 3, incomplete: 4 };
+
+export type RequirementVerdict =
+  | 'pass'
+  | 'fail'
+  | 'warning'
+  | 'known deviation'
+  | 'error'
+  | 'setup error'
+  | 'skipped'
+  | 'not exercised'
+  | 'declared unchecked'
+  | 'not run'
+  | 'unverifiable'
+  | 'not applicable'
+  | 'client rule';
+
+/** Requirement verdicts that leave a requirement undecided: neither verified nor failed. */
+export const UNDECIDED: RequirementVerdict[] = ['setup error', 'skipped', 'not run', 'error'];
+
+/** A requirement the team declared it cannot check (the "unchecked" list of the known-deviations file). */
+export interface DeclaredUnchecked {
+  id: string;
+  reason: string;
+}
+
+/** How much of one service's MUST requirements the run verified: the evidence behind the verdict. */
+export interface ServiceEvidence {
+  service: Service;
+  target: string | null;
+  /** MUST requirements on the server that can be checked from outside (unverifiable and client rules excluded). */
+  must: number;
+  verified: number;
+  failed: number;
+  knownDeviations: number;
+  undecided: number;
+  notExercised: number;
+  declaredUnchecked: number;
+  /** MUST requirements that cannot be observed from outside (each with its reason in the catalogue). */
+  unverifiable: number;
+}
+
+/** A requirement the run left undecided, and what would decide it. */
+export interface Undecided {
+  id: string;
+  service: Service;
+  level: Level;
+  verdict: RequirementVerdict;
+  checks: string[];
+  /** What would decide it: the variable to set, the data the target needs, or why it did not run. */
+  toDecide: string;
+}
+
+/** One requirement of the catalogue, with the verdict its checks reached in this run. */
+export interface RequirementResult {
+  id: string;
+  service: Service;
+  document: string;
+  section: string;
+  level: Level;
+  subject: 'server' | 'client';
+  summary: string;
+  text: string;
+  verdict: RequirementVerdict;
+  checks: { id: string; title: string; verdict: Verdict }[];
+  reason?: string;
+  knownDeviation?: KnownDeviation;
+}
+
+export interface DeviationStatus extends KnownDeviation {
+  /** seen: a check failed as listed; no longer seen: every check it covers passed (remove the entry); not run; undecided. */
+  status: 'seen' | 'no longer seen' | 'not run' | 'undecided';
+  checks: string[];
+}
+
+export interface Summary {
+  /** Version of this format (specs/summary.schema.json). */
+  schemaVersion: string;
+  /** Version of the suite that wrote it. */
+  suiteVersion: string;
+  verdict: RunVerdict;
+  complete: boolean;
+  exitCode: number;
+  message: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  targets: { feed: string | null; gateway: string | null; embedded: boolean; description?: string };
+  counts: {
+    passed: number;
+    failed: number;
+    skipped: number;
+    warnings: number;
+    setupErrors: number;
+    unavailable: number;
+    errors: number;
+    knownDeviations: number;
+    total: number;
+  };
+  requests: number;
+  requestsByService: Record<string, number>;
+  billableCalls: number;
+  budget: number;
+  failures: { id: string; title: string; requirement: string; level?: Level; message: string }[];
+  warnings: { id: string; title: string; requirement: string; level?: Level; message: string }[];
+  notDecided: { id: string; title: string; requirement: string; verdict: Verdict; message: string }[];
+  /** Per service: MUST requirements verified, failed, undecided, not exercised, declared unchecked. */
+  evidence: ServiceEvidence[];
+  /** Requirements left undecided (MUST ones make the run incomplete), each with what would decide it. */
+  undecided: Undecided[];
+  /** Requirements only a condition the suite does not provoke by default could exercise. */
+  notExercised: { id: string; service: Service; level: Level; why: string }[];
+  /** Requirements the team declared unchecked, and whether the run decided them anyway. */
+  declaredUnchecked: (DeclaredUnchecked & { status: 'unchecked' | 'decided anyway' | 'not in this run' })[];
+  /** --allow-incomplete was given: an incomplete run exits 0 (its verdict stays `incomplete`). */
+  allowIncomplete: boolean;
+  /** --grep was given: requirements none of whose checks were selected are not counted. */
+  grep?: string;
+  harnessErrors: string[];
+  knownDeviations: DeviationStatus[];
+  requirements: RequirementResult[];
+  checks: CheckResult[];
+}
+
+const reqOf = (c: CheckResult) => c.requirements.join(', ');
+
+/** What the verdict model needs besides the check results. */
+export interface RunFacts {
+  harnessErrors: string[];
+  startedAt: number;
+  targets: Summary['targets'];
+  requests: number;
+  requestsByService: Record<string, number>;
+  billableCalls: number;
+  budget: number;
+  complete: boolean;
+  unreachable?: string;
+  /** Why the run stopped early (a signal, the run's time bound). */
+  interruption?: string;
+  services?: Service[];
+  knownDeviations?: KnownDeviation[];
+  unchecked?: DeclaredUnchecked[];
+  allowIncomplete?: boolean;
+  grep?: string;
+  /** The requirement catalogue (src/spec.ts loadCatalogue().values()). */
+  catalogue: Iterable<CatalogueEntry>;
+  /** When the run finished (ms since the epoch). */
+  finishedAt: number;
+}
+
+/** How many checks ended in each verdict. */
+export function countVerdicts(results: CheckResult[]): Summary['counts'] {
+  const count = (v: Verdict) => results.filter((r) => r.verdict === v).length;
+  return {
+    passed: count('passed'),
+    failed: count('failed'),
+    skipped: count('skipped'),
+    warnings: count('warning'),
+    setupErrors: count('setup-error'),
+    unavailable: count('unavailable'),
+    errors: count('error'),
+    knownDeviations: count('known-deviation'),
+    total: results.length,
+  };
+}
+
+/** The failures, warnings and checks not decided, each with its requirement ids and message. */
+function checkLists(results: CheckResult[]): Pick<Summary, 'failures' | 'warnings' | 'notDecided'> {
+  const line = (r: CheckResult) => ({ id: r.id, title: r.title, requirement: reqOf(r), level: r.level, message: r.message ?? '' });
+  return {
+    failures: results.filter((r) => r.verdict === 'failed').map(line),
+    warnings: results.filter((r) => r.verdict === 'warning').map(line),
+    notDecided: results
+      .filter((r) => r.verdict === 'setup-error' || r.verdict === 'unavailable' || r.verdict === 'error')
+      .map((r) => ({ id: r.id, title: r.title, requirement: reqOf(r), verdict: r.verdict, message: r.message ?? '' })),
+  };
+}
+
+/** Per judged service: its MUST requirements verified, failed, undecided, not exercised, declared unchecked. */
+function evidenceOf(
+  requirements: RequirementResult[],
+  judged: Service[],
+  considered: (q: RequirementResult) => boolean,
+  targets: Summary['targets'],
+): ServiceEvidence[] {
+  return judged.map((sv) => {
+    const must = requirements.filter((q) => q.service === sv && q.level === 'MUST' && q.subject === 'server');
+    const n = (...v: RequirementVerdict[]) => must.filter((q) => considered(q) && v.includes(q.verdict)).length;
+    return {
+      service: sv,
+      target: sv === 'feed' ? targets.feed : targets.gateway,
+      must: must.filter((q) => q.verdict !== 'unverifiable' && q.verdict !== 'not applicable' && considered(q)).length,
+      verified: n('pass', 'warning'),
+      failed: n('fail'),
+      knownDeviations: n('known deviation'),
+      undecided: n(...UNDECIDED),
+      notExercised: n('not exercised'),
+      declaredUnchecked: n('declared unchecked'),
+      unverifiable: must.filter((q) => q.verdict === 'unverifiable' || q.verdict === 'not applicable').length,
+    };
+  });
+}
+
+/** The run's verdict and the sentence that gives it: the README's table, first matching row wins. */
+export function runVerdict(f: {
+  counts: Summary['counts'];
+  failingRequirements: number;
+  undecided: Undecided[];
+  notExercised: number;
+  evidence: ServiceEvidence[];
+  complete: boolean;
+  harnessErrors: number;
+  unreachable?: string;
+  interruption?: string;
+  allowIncomplete?: boolean;
+}): { verdict: RunVerdict; message: string } {
+  const { counts } = f;
+  const undecidedMust = f.undecided.filter((u) => u.level === 'MUST' && u.verdict !== 'error');
+  if (f.unreachable) return { verdict: 'error', message: f.unreachable };
+  if (counts.failed > 0) return { verdict: 'nonconformant', message: `${f.failingRequirements} MUST requirement(s) failed (${counts.failed} check(s))` };
+  if (!f.complete) return { verdict: 'error', message: `the run stopped before it finished (${f.interruption ?? 'interrupted'}); the results are partial` };
+  if (counts.unavailable > 0)
+    return {
+      verdict: 'error',
+      message: `the target was unavailable for ${counts.unavailable} check(s) (429/503 past the retry cap, or the request budget ran out): no verdict on them`,
+    };
+  if (counts.errors > 0 || f.harnessErrors > 0)
+    return { verdict: 'error', message: `the suite could not run ${counts.errors + f.harnessErrors} check(s) (harness errors)` };
+  if (counts.total === 0) return { verdict: 'error', message: 'no check ran (is --grep too narrow?)' };
+  if (undecidedMust.length > 0) return { verdict: 'incomplete', message: incompleteMessage(undecidedMust, f.allowIncomplete) };
+  const verified = f.evidence.reduce((a, e) => a + e.verified, 0);
+  const declared = f.evidence.reduce((a, e) => a + e.declaredUnchecked, 0);
+  const extras = [
+    counts.knownDeviations && `${counts.knownDeviations} known deviation(s)`,
+    counts.warnings && `${counts.warnings} SHOULD/MAY warning(s)`,
+    f.notExercised && `${f.notExercised} requirement(s) not exercised`,
+    declared && `${declared} declared unchecked`,
+    counts.setupErrors && `${counts.setupErrors} SHOULD/MAY check(s) undecided`,
+  ].filter(Boolean);
+  return {
+    verdict: 'conformant',
+    message: `every MUST requirement checked was verified (${verified} verified, none failed)${extras.length ? `; ${extras.join('; ')}` : ''}`,
+  };
+}
+
+function incompleteMessage(undecidedMust: Undecided[], allowIncomplete?: boolean): string {
+  const allowed = allowIncomplete ? '; exit 0 because of --allow-incomplete' : '';
+  // A configured key the target refused is a configuration problem: say that first, once.
+  const refused = undecidedMust.find((u) => /was refused with/.test(u.toDecide))?.toDecide.replace(/^not configured: /, '');
+  if (refused) return `${refused.split('\n')[0]} (${undecidedMust.length} MUST requirement(s) could not be checked)${allowed}`;
+  const some = undecidedMust.slice(0, 4).map((u) => u.id);
+  return `no MUST requirement failed, but ${undecidedMust.length} MUST requirement(s) were not verified (${some.join(', ')}${undecidedMust.length > 4 ? ', …' : ''}): see what would decide them${allowed}`;
+}
+
+/** The exit status of a run verdict: --allow-incomplete lets an incomplete run exit 0; a partial run never does. */
+export function exitCodeOf(verdict: RunVerdict, o: { allowIncomplete?: boolean; complete: boolean }): number {
+  let exitCode = EXIT_CODES[verdict];
+  if (verdict === 'incomplete' && o.allowIncomplete) exitCode = 0;
+  if (!o.complete && exitCode === 0) exitCode = 3;
+  return exitCode;
+}
+
+/** The summary of a run: check results → requirement verdicts → the run's verdict and exit status. */
+export function summarize(checkResults: CheckResult[], o: RunFacts): Summary {
+  const deviations = o.knownDeviations ?? [];
+  const results = checkResults.map((r) => applyDeviation(r, deviations));
+  const counts = countVerdicts(results);
+  const services = o.services ?? [...new Set(results.map((r) => r.service).filter((x): x is Service => !!x))];
+  const unchecked = o.unchecked ?? [];
+  const requirements = requirementResults(results, services, o.catalogue, unchecked);
+  // A service is judged only when checks of it ran (a shard may hold the other service's checks only).
+  const judged = services.filter((sv) => results.some((r) => r.service === sv));
+  const considered = (q: RequirementResult) => judged.includes(q.service) && q.subject === 'server' && !(o.grep && q.verdict === 'not run');
+  const undecided: Undecided[] = requirements
+    .filter((q) => considered(q) && UNDECIDED.includes(q.verdict))
+    .map((q) => ({ id: q.id, service: q.service, level: q.level, verdict: q.verdict, checks: q.checks.map((c) => c.id), toDecide: q.reason ?? '' }));
+  const notExercised = requirements
+    .filter((q) => considered(q) && q.verdict === 'not exercised')
+    .map((q) => ({ id: q.id, service: q.service, level: q.level, why: q.reason ?? '' }));
+  const evidence = evidenceOf(requirements, judged, considered, o.targets);
+  const { verdict, message } = runVerdict({
+    counts,
+    failingRequirements: requirements.filter((q) => q.verdict === 'fail').length,
+    undecided,
+    notExercised: notExercised.length,
+    evidence,
+    complete: o.complete,
+    harnessErrors: o.harnessErrors.length,
+    unreachable: o.unreachable,
+    interruption: o.interruption,
+    allowIncomplete: o.allowIncomplete,
+  });
+  return {
+    schemaVersion: SUMMARY_SCHEMA_VERSION,
+    suiteVersion: SUITE_VERSION,
+    verdict,
+    complete: o.complete,
+    exitCode: exitCodeOf(verdict, o),
+    message,
+    startedAt: new Date(o.startedAt).toISOString(),
+    finishedAt: new Date(o.finishedAt).toISOString(),
+    durationMs: o.finishedAt - o.startedAt,
+    targets: o.targets,
+    counts,
+    requests: o.requests,
+    requestsByService: o.requestsByService,
+    billableCalls: o.billableCalls,
+    budget: o.budget,
+    ...checkLists(results),
+    evidence,
+    undecided,
+    notExercised,
+    declaredUnchecked: unchecked.map((u) => {
+      const q = requirements.find((x) => x.id === u.id);
+      return { ...u, status: !q || q.verdict === 'not run' ? 'not in this run' : q.verdict === 'declared unchecked' ? 'unchecked' : 'decided anyway' };
+    }),
+    allowIncomplete: o.allowIncomplete ?? false,
+    ...(o.grep ? { grep: o.grep } : {}),
+    harnessErrors: o.harnessErrors,
+    knownDeviations: deviations.map((d) => deviationStatus(d, results)),
+    requirements,
+    checks: results,
+  };
+}
+
+const covers = (d: KnownDeviation, r: CheckResult) => d.id === r.id || r.requirements.includes(d.id);
+
+/** A failure or warning a known-deviations entry covers becomes a known deviation: reported, not failing the run. */
+function applyDeviation(r: CheckResult, deviations: KnownDeviation[]): CheckResult {
+  if (r.verdict !== 'failed' && r.verdict !== 'warning') return r;
+  const d = deviations.find((x) => covers(x, r));
+  return d ? { ...r, verdict: 'known-deviation', knownDeviation: d } : r;
+}
+
+function deviationStatus(d: KnownDeviation, results: CheckResult[]): DeviationStatus {
+  const mine = results.filter((r) => covers(d, r));
+  const ran = mine.filter((r) => r.verdict !== 'skipped');
+  const status: DeviationStatus['status'] = mine.some((r) => r.verdict === 'known-deviation')
+    ? 'seen'
+    : ran.length === 0
+      ? 'not run'
+      : ran.every((r) => r.verdict === 'passed')
+        ? 'no longer seen'
+        : 'undecided';
+  return { ...d, status, checks: mine.map((r) => r.id) };
+}
+
+/** The kind of a skip, from the reason the harness gave it. */
+function skipKind(c: CheckResult): 'not configured' | 'not exercised' {
+  return /^not (applicable|exercised):/.test(c.message ?? '') ? 'not exercised' : 'not configured';
+}
+
+/**
+ * Every requirement of the services run, with the verdict of the checks citing it. A requirement is verified
+ * ("pass") only when every check citing it decided it: one check left undecided (not configured, a setup error)
+ * leaves the requirement undecided, unless another check already found it broken.
+ */
+export function requirementResults(
+  results: CheckResult[],
+  services: Service[],
+  catalogue: Iterable<CatalogueEntry>,
+  unchecked: DeclaredUnchecked[] = [],
+): RequirementResult[] {
+  const out: RequirementResult[] = [];
+  const declared = new Map(unchecked.map((u) => [u.id, u]));
+  for (const r of catalogue) {
+    if (!services.includes(r.service)) continue;
+    const mine = results.filter((c) => c.requirements.includes(r.id));
+    const has = (v: Verdict) => mine.some((c) => c.verdict === v);
+    const notConfigured = mine.filter((c) => c.verdict === 'skipped' && skipKind(c) === 'not configured');
+    let verdict: RequirementVerdict;
+    if (mine.length === 0) verdict = r.unverifiable ? 'unverifiable' : r.notApplicable ? 'not applicable' : r.subject === 'client' ? 'client rule' : 'not run';
+    else if (has('failed')) verdict = 'fail';
+    else if (has('known-deviation')) verdict = 'known deviation';
+    else if (has('warning')) verdict = 'warning';
+    else if (has('unavailable') || has('error')) verdict = 'error';
+    else if (has('setup-error')) verdict = 'setup error';
+    else if (notConfigured.length > 0) verdict = 'skipped';
+    else if (mine.every((c) => c.verdict === 'skipped')) verdict = 'not exercised';
+    else verdict = 'pass';
+    const declaration = declared.get(r.id);
+    if (declaration && UNDECIDED.includes(verdict) && verdict !== 'error') verdict = 'declared unchecked';
+    const firstReason = (f: (c: CheckResult) => boolean) => mine.find((c) => f(c) && c.message)?.message;
+    out.push({
+      id: r.id,
+      service: r.service,
+      document: r.documentTitle,
+      section: r.section,
+      level: r.level,
+      subject: r.subject,
+      summary: r.summary,
+      text: r.text,
+      verdict,
+      checks: mine.map((c) => ({ id: c.id, title: c.title, verdict: c.verdict })),
+      reason:
+        verdict === 'unverifiable'
+          ? r.unverifiable
+          : verdict === 'not applicable'
+            ? r.notApplicable
+            : verdict === 'client rule'
+              ? 'a rule for clients: the suite keeps it, and the project tests verify that'
+              : verdict === 'not run'
+                ? 'no check of this run cites it'
+                : verdict === 'declared unchecked'
+                  ? `declared unchecked: ${declaration!.reason}`
+                  : verdict === 'setup error'
+                    ? firstReason((c) => c.verdict === 'setup-error')
+                    : verdict === 'skipped'
+                      ? firstReason((c) => c.verdict === 'skipped' && skipKind(c) === 'not configured')
+                      : firstReason((c) => c.verdict !== 'passed'),
+      knownDeviation: mine.find((c) => c.knownDeviation)?.knownDeviation,
+    });
+  }
+  return out;
+}
