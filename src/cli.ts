@@ -13,7 +13,7 @@ import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from 
 import { CONTEXT_VAR, EXCHANGES_FILE, type RunContext } from './context.js';
 import { summarize, type Summary } from './verdicts.js';
 import { ResultCollector } from './collector.js';
-import { ProgressReporter } from './outputs/console.js';
+import { closingLines, ProgressReporter, verdictLine } from './outputs/console.js';
 import { writeResults } from './outputs/files.js';
 import { generateHtml, reportPages } from './outputs/html.js';
 import { matrixHtml } from './outputs/matrix.js';
@@ -131,82 +131,86 @@ function contextOf(c: RunConfig): RunContext {
   return context;
 }
 
-/** The verdict, with how much was verified: always the last line of a run's output. */
-export function verdictLine(s: Summary): string {
-  const allowed = s.verdict === 'incomplete' && s.allowIncomplete ? ' (allowed by --allow-incomplete: exit 0)' : '';
-  const embedded = s.targets.embedded ? ' [the EMBEDDED REFERENCE deployments were checked, not yours]' : '';
-  return `verdict: ${s.verdict.toUpperCase()}${allowed} — ${s.message}${embedded}`;
+/** A run under way: what its phases share. */
+interface Run {
+  config: RunConfig;
+  env: NodeJS.ProcessEnv;
+  startedAt: number;
+  targets: Summary['targets'];
+  collector: ResultCollector;
+  resultsDir: string;
+  probes: number;
+  interrupted?: string;
+  vitest?: Awaited<ReturnType<typeof startVitest>>;
+  closeEmbedded?: () => Promise<void>;
 }
 
-/** What a run prints at its end: failures, what was left undecided and why, the evidence per service, the verdict. */
-export function closingLines(summary: Summary, deviationsSource?: string): string[] {
-  const out: string[] = [''];
-  const c = summary.counts;
-  const whole = (m: string) => m.trim().replace(/\n+/g, '\n      ');
-  for (const f of summary.failures) out.push(`  FAIL ${f.id} [${f.requirement}]: ${whole(f.message)}`);
-  for (const w of summary.warnings) out.push(`  WARNING ${w.id} [${w.requirement}] (${w.level}): ${whole(w.message)}`);
-  for (const d of summary.knownDeviations) {
-    if (d.status === 'seen') out.push(`  KNOWN DEVIATION ${d.id}: ${d.reason}${d.link ? ` (${d.link})` : ''}`);
-    if (d.status === 'no longer seen')
-      out.push(`  NO LONGER SEEN ${d.id}: every check it covers passed; remove it from ${deviationsSource ?? 'the known deviations file'}`);
-    if (d.status === 'not run') out.push(`  UNUSED ENTRY ${d.id}: no check it covers ran (unknown id, or filtered out)`);
-  }
-  const undecidedMust = summary.undecided.filter((u) => u.level === 'MUST');
-  if (undecidedMust.length) {
-    out.push('  MUST requirements not verified, and what would decide them:');
-    // Requirements undecided for the same reason (one missing key, say) are listed together, the reason once.
-    const byReason = new Map<string, typeof undecidedMust>();
-    for (const u of undecidedMust) byReason.set(u.toDecide, [...(byReason.get(u.toDecide) ?? []), u]);
-    for (const [reason, us] of byReason)
-      out.push(
-        us.length === 1
-          ? `    UNDECIDED ${us[0]!.id} (${us[0]!.verdict}): ${whole(reason)}`
-          : `    UNDECIDED ${us.length} requirements (${us.map((u) => u.id).join(', ')}): ${whole(reason)}`,
-      );
-  }
-  for (const u of summary.notExercised) out.push(`  NOT EXERCISED ${u.id} (${u.level}): ${whole(u.why)}`);
-  for (const u of summary.declaredUnchecked) out.push(`  DECLARED UNCHECKED ${u.id}: ${u.reason} (${u.status})`);
-  out.push(
-    `  checks: ${c.passed} passed, ${c.failed} failed (MUST), ${c.knownDeviations} known deviations, ${c.warnings} warnings (SHOULD/MAY), ${c.skipped} skipped, ` +
-      `${c.setupErrors} setup errors, ${c.unavailable} target unavailable, ${c.errors} harness errors; ` +
-      `${summary.requests} requests sent (budget ${summary.budget}), ${summary.billableCalls} billable`,
-  );
-  for (const e of summary.evidence) {
-    out.push(
-      `  ${e.service}: ${e.verified} of ${e.must} MUST requirements verified, ${e.failed} failed, ${e.undecided} undecided` +
-        `${e.knownDeviations ? `, ${e.knownDeviations} known deviations` : ''}${e.notExercised ? `, ${e.notExercised} not exercised` : ''}` +
-        `${e.declaredUnchecked ? `, ${e.declaredUnchecked} declared unchecked` : ''} (${e.unverifiable} cannot be observed from outside)`,
-    );
-  }
-  if (summary.grep) out.push(`  --grep ${summary.grep}: only the requirements of the selected checks are counted`);
-  out.push(verdictLine(summary));
-  return out;
-}
-
+/**
+ * The command's lifecycle: configuration → targets → report directory → probes → the checks → outputs → exit
+ * status. Each phase is a function below; an interruption (a signal, the run's time bound) writes what was collected.
+ */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let config: RunConfig;
+  const configured = configure(argv, env);
+  if (typeof configured === 'number') return configured;
+  const run = await startTargets(configured, env);
+  log('Conformance run');
+  log(describeConfig(run.config, env).replace(/^/gm, '  '));
+  log();
+  const unwritable = prepareReportDir(run.config.reportDir);
+  if (unwritable) {
+    await run.closeEmbedded?.();
+    process.stderr.write(`conformance: configuration error: --report-dir ${run.config.reportDir} cannot be written: ${unwritable}\n`);
+    return 2;
+  }
+  const onSignal = (signal: NodeJS.Signals) => interrupt(run, `${signal} received`, signal === 'SIGINT' ? 130 : 143);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const runBound = setTimeout(
+    () => interrupt(run, `the run exceeded its bound of ${run.config.runTimeoutMs / 1000} s (--run-timeout)`, 3),
+    run.config.runTimeoutMs,
+  );
+  runBound.unref();
+  try {
+    const stopped = await probeTargets(run);
+    if (stopped !== undefined) return stopped;
+    await runChecks(run);
+    if (run.interrupted) return 130;
+    const summary = await finish(run);
+    await writeOutputs(run, summary);
+    return summary.exitCode;
+  } finally {
+    clearTimeout(runBound);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (!run.interrupted) await run.closeEmbedded?.();
+  }
+}
+
+/** The configuration from the arguments and the environment, or the exit status of --help, --version or an error. */
+function configure(argv: string[], env: NodeJS.ProcessEnv): RunConfig | number {
   try {
     const parsed = parseConfig(argv, env);
     if (parsed.help) {
       log(parsed.version ? VERSION : USAGE);
       return 0;
     }
-    config = parsed.config;
+    const config = parsed.config;
+    if (!config.shard) return config;
     // --shard I/N: whole services go to shards (feed to the first, gateway to the second of two); more shards than
     // services leave the extra shards empty. Run-wide checks stay with the traffic they inspect.
-    if (config.shard) {
-      const [i, n] = config.shard.split('/').map(Number) as [number, number];
-      config = { ...config, services: config.services.filter((s) => SERVICES.indexOf(s) % n === i - 1) };
-    }
+    const [i, n] = config.shard.split('/').map(Number) as [number, number];
+    return { ...config, services: config.services.filter((s) => SERVICES.indexOf(s) % n === i - 1) };
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`conformance: configuration error: ${e.message}\n`);
-      return 2;
-    }
-    throw e;
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`conformance: configuration error: ${e.message}\n`);
+    return 2;
   }
+}
 
+/** The targets: the configured URLs, or the embedded reference deployments started here when none is configured. */
+async function startTargets(configured: RunConfig, env: NodeJS.ProcessEnv): Promise<Run> {
   const startedAt = Date.now();
+  let config = configured;
   let closeEmbedded: (() => Promise<void>) | undefined;
   if (config.embedded) {
     const { startEmbedded } = await import('../fixtures/embedded.js');
@@ -215,164 +219,151 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     config = { ...config, feedUrl: embedded.feedUrl, gatewayUrl: embedded.gatewayUrl };
     Object.assign(env, embedded.env);
   }
-  log('Conformance run');
-  log(describeConfig(config, env).replace(/^/gm, '  '));
-  log();
-
-  try {
-    for (const o of OUTPUTS) rmSync(path.join(config.reportDir, o), { recursive: true, force: true });
-    mkdirSync(config.reportDir, { recursive: true });
-    writeFileSync(path.join(config.reportDir, '.write-test'), '');
-    rmSync(path.join(config.reportDir, '.write-test'));
-  } catch (e) {
-    await closeEmbedded?.();
-    process.stderr.write(`conformance: configuration error: --report-dir ${config.reportDir} cannot be written: ${(e as Error).message}\n`);
-    return 2;
-  }
   const targets: Summary['targets'] = {
     feed: config.services.includes('feed') ? (config.feedUrl ?? null) : null,
     gateway: config.services.includes('gateway') ? (config.gatewayUrl ?? null) : null,
     embedded: config.embedded,
     ...(config.embedded ? { description: 'the embedded reference deployments of this suite, not a deployment of yours (no URL was configured)' } : {}),
   };
-  const collector = new ResultCollector();
-  let interrupted: string | undefined;
-  let vitest: Awaited<ReturnType<typeof startVitest>> | undefined;
-  let probes = 0;
+  const resultsDir = path.join(config.reportDir, 'allure-results');
+  return { config, env, startedAt, targets, collector: new ResultCollector(), resultsDir, probes: 0, closeEmbedded };
+}
 
-  const finish = async (unreachable?: string): Promise<Summary> => {
-    const exchanges = readExchanges(config.reportDir);
-    const summary = summarize(collector.ordered(), {
-      harnessErrors: collector.harnessErrors,
-      startedAt,
-      targets,
-      requests: exchanges.length + probes,
-      requestsByService: Object.fromEntries(config.services.map((s) => [s, exchanges.filter((x) => x.service === s).length])),
-      billableCalls: exchanges.filter((x) => x.billable).length,
-      budget: config.budget,
-      complete: !interrupted && !unreachable,
-      unreachable,
-      interruption: interrupted,
-      services: config.services,
-      knownDeviations: config.knownDeviations,
-      unchecked: config.unchecked,
-      allowIncomplete: config.allowIncomplete,
-      grep: config.grep,
-      catalogue: loadCatalogue().values(),
-      finishedAt: Date.now(),
-    });
-    writeResults(config.reportDir, summary);
-    return summary;
-  };
-
-  /** Stop the run: write what was collected as a partial summary (marked incomplete) and exit non-zero. */
-  const interrupt = (why: string, exitCode: number) => {
-    if (interrupted) return;
-    interrupted = why;
-    process.stderr.write(`\nconformance: ${why}; writing a partial summary\n`);
-    void (async () => {
-      const s = await finish();
-      process.stderr.write(`conformance: partial results in ${config.reportDir} (verdict ${s.verdict}, ${s.counts.total} checks finished)\n`);
-      await vitest?.close().catch(() => undefined);
-      await closeEmbedded?.().catch(() => undefined);
-      process.exit(exitCode);
-    })();
-  };
-  const onSignal = (signal: NodeJS.Signals) => interrupt(`${signal} received`, signal === 'SIGINT' ? 130 : 143);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const runBound = setTimeout(() => interrupt(`the run exceeded its bound of ${config.runTimeoutMs / 1000} s (--run-timeout)`, 3), config.runTimeoutMs);
-  runBound.unref();
-
+/** The previous run's outputs removed and the directory shown writable; the problem if it is not. */
+function prepareReportDir(reportDir: string): string | undefined {
   try {
-    // The probes of every service at once, one request at a time to each origin (two services at one origin are
-    // probed one after the other), as the checks' requests will be at --concurrency 1; what they found is read in
-    // service order.
-    const urlOf = (s: (typeof config.services)[number]) => (s === 'feed' ? config.feedUrl! : config.gatewayUrl!);
-    const probe = async (s: (typeof config.services)[number]) => {
-      const url = urlOf(s);
-      probes++;
-      const problem = await reachable(url, config.timeoutMs);
-      return { problem, wrong: problem ? undefined : await notTheService(s, url, config.timeoutMs, () => probes++) };
-    };
-    const origins = new Set(config.services.map((s) => new URL(urlOf(s)).origin));
-    const found: Awaited<ReturnType<typeof probe>>[] = [];
-    if (origins.size === config.services.length) found.push(...(await Promise.all(config.services.map(probe))));
-    else for (const s of config.services) found.push(await probe(s));
-    for (const { problem, wrong } of found) {
-      if (wrong) {
-        process.stderr.write(`conformance: configuration error: ${wrong}\n`);
-        rmSync(path.join(config.reportDir, 'summary.json'), { force: true });
-        return 2;
-      }
-      if (problem) {
-        const summary = await finish(problem);
-        process.stderr.write(`conformance: ${problem}\n`);
-        log(verdictLine(summary));
-        return summary.exitCode;
-      }
-    }
-
-    env[CONTEXT_VAR] = JSON.stringify(contextOf(config));
-    const resultsDir = path.join(config.reportDir, 'allure-results');
-    vitest = await startVitest(
-      'test',
-      [],
-      {
-        root: ROOT,
-        config: path.join(ROOT, 'vitest.config.ts'),
-        // The config is imported as the command's own modules are (tsx is loaded), not bundled again on every run.
-        configLoader: 'native',
-        project: ['conformance'],
-        experimental: moduleCache(),
-        watch: false,
-        passWithNoTests: true,
-        // --concurrency: the checks run concurrently (the HTTP client bounds requests in flight per origin).
-        sequence: { concurrent: config.concurrency > 1 },
-        reporters: [collector, new AllureResultsReporter(resultsDir), config.verbose ? 'default' : new ProgressReporter(log)],
-      },
-      {},
-      { stdout: process.stdout, stderr: process.stderr },
-    );
-    await vitest.close();
-    vitest = undefined;
-    if (interrupted) return 130;
-
-    const summary = await finish();
-    const htmlDir = path.join(config.reportDir, 'html');
-    if (config.html) {
-      try {
-        const title = config.embedded ? 'Service conformance — the embedded reference deployments (not yours)' : 'Service conformance';
-        const file = await generateHtml(resultsDir, htmlDir, title, summary);
-        log(`HTML report: ${file}`);
-      } catch (e) {
-        process.stderr.write(`conformance: the HTML report could not be generated: ${(e as Error).message}\n`);
-      }
-    }
-    mkdirSync(htmlDir, { recursive: true });
-    // The facets under their requirements (loaded here, at the end: they read the suites' helpers and the descriptions).
-    const facets = [...(await (await import('./facets.js')).facetsByKey()).values()];
-    writeFileSync(path.join(htmlDir, 'matrix.html'), matrixHtml(summary, reportPages(htmlDir), facets));
-    log(`matrix:      ${path.join(htmlDir, 'matrix.html')}`);
-    log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
-    log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);
-    log(`ctrf:        ${path.join(config.reportDir, 'ctrf.json')}`);
-    for (const line of closingLines(summary, config.knownDeviationsSource)) log(line);
-    return summary.exitCode;
-  } finally {
-    clearTimeout(runBound);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    if (!interrupted) await closeEmbedded?.();
+    for (const o of OUTPUTS) rmSync(path.join(reportDir, o), { recursive: true, force: true });
+    mkdirSync(reportDir, { recursive: true });
+    writeFileSync(path.join(reportDir, '.write-test'), '');
+    rmSync(path.join(reportDir, '.write-test'));
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (e: unknown) => {
-      process.stderr.write(`conformance: internal error: ${(e as Error).stack ?? String(e)}\n`);
-      process.exit(3);
+/** The summary of what was collected so far, written to the report directory. */
+async function finish(run: Run, unreachable?: string): Promise<Summary> {
+  const { config, collector } = run;
+  const exchanges = readExchanges(config.reportDir);
+  const summary = summarize(collector.ordered(), {
+    harnessErrors: collector.harnessErrors,
+    startedAt: run.startedAt,
+    targets: run.targets,
+    requests: exchanges.length + run.probes,
+    requestsByService: Object.fromEntries(config.services.map((s) => [s, exchanges.filter((x) => x.service === s).length])),
+    billableCalls: exchanges.filter((x) => x.billable).length,
+    budget: config.budget,
+    complete: !run.interrupted && !unreachable,
+    unreachable,
+    interruption: run.interrupted,
+    services: config.services,
+    knownDeviations: config.knownDeviations,
+    unchecked: config.unchecked,
+    allowIncomplete: config.allowIncomplete,
+    grep: config.grep,
+    catalogue: loadCatalogue().values(),
+    finishedAt: Date.now(),
+  });
+  writeResults(config.reportDir, summary);
+  return summary;
+}
+
+/** Stop the run: write what was collected as a partial summary (marked incomplete) and exit non-zero. */
+function interrupt(run: Run, why: string, exitCode: number): void {
+  if (run.interrupted) return;
+  run.interrupted = why;
+  process.stderr.write(`\nconformance: ${why}; writing a partial summary\n`);
+  void (async () => {
+    const s = await finish(run);
+    process.stderr.write(`conformance: partial results in ${run.config.reportDir} (verdict ${s.verdict}, ${s.counts.total} checks finished)\n`);
+    await run.vitest?.close().catch(() => undefined);
+    await run.closeEmbedded?.().catch(() => undefined);
+    process.exit(exitCode);
+  })();
+}
+
+/**
+ * The probes of every service at once, one request at a time to each origin (two services at one origin are
+ * probed one after the other), as the checks' requests will be at --concurrency 1; what they found is read in
+ * service order. The exit status when a target is unreachable or is not the service; undefined to go on.
+ */
+async function probeTargets(run: Run): Promise<number | undefined> {
+  const { config } = run;
+  const urlOf = (s: (typeof config.services)[number]) => (s === 'feed' ? config.feedUrl! : config.gatewayUrl!);
+  const probe = async (s: (typeof config.services)[number]) => {
+    const url = urlOf(s);
+    run.probes++;
+    const problem = await reachable(url, config.timeoutMs);
+    return { problem, wrong: problem ? undefined : await notTheService(s, url, config.timeoutMs, () => run.probes++) };
+  };
+  const origins = new Set(config.services.map((s) => new URL(urlOf(s)).origin));
+  const found: Awaited<ReturnType<typeof probe>>[] = [];
+  if (origins.size === config.services.length) found.push(...(await Promise.all(config.services.map(probe))));
+  else for (const s of config.services) found.push(await probe(s));
+  for (const { problem, wrong } of found) {
+    if (wrong) {
+      process.stderr.write(`conformance: configuration error: ${wrong}\n`);
+      rmSync(path.join(config.reportDir, 'summary.json'), { force: true });
+      return 2;
+    }
+    if (problem) {
+      const summary = await finish(run, problem);
+      process.stderr.write(`conformance: ${problem}\n`);
+      log(verdictLine(summary));
+      return summary.exitCode;
+    }
+  }
+  return undefined;
+}
+
+/** The checks: the conformance project of vitest, in this process, its reporters collecting the results. */
+async function runChecks(run: Run): Promise<void> {
+  const { config } = run;
+  run.env[CONTEXT_VAR] = JSON.stringify(contextOf(config));
+  run.vitest = await startVitest(
+    'test',
+    [],
+    {
+      root: ROOT,
+      config: path.join(ROOT, 'vitest.config.ts'),
+      // The config is imported as the command's own modules are (tsx is loaded), not bundled again on every run.
+      configLoader: 'native',
+      project: ['conformance'],
+      experimental: moduleCache(),
+      watch: false,
+      passWithNoTests: true,
+      // --concurrency: the checks run concurrently (the HTTP client bounds requests in flight per origin).
+      sequence: { concurrent: config.concurrency > 1 },
+      reporters: [run.collector, new AllureResultsReporter(run.resultsDir), config.verbose ? 'default' : new ProgressReporter(log)],
     },
+    {},
+    { stdout: process.stdout, stderr: process.stderr },
   );
+  await run.vitest.close();
+  run.vitest = undefined;
+}
+
+/** The outputs beside summary.json, junit.xml and ctrf.json (written by finish): the HTML report, the matrix, the closing lines. */
+async function writeOutputs(run: Run, summary: Summary): Promise<void> {
+  const { config } = run;
+  const htmlDir = path.join(config.reportDir, 'html');
+  if (config.html) {
+    try {
+      const title = config.embedded ? 'Service conformance — the embedded reference deployments (not yours)' : 'Service conformance';
+      const file = await generateHtml(run.resultsDir, htmlDir, title, summary);
+      log(`HTML report: ${file}`);
+    } catch (e) {
+      process.stderr.write(`conformance: the HTML report could not be generated: ${(e as Error).message}\n`);
+    }
+  }
+  mkdirSync(htmlDir, { recursive: true });
+  // The facets under their requirements (loaded here, at the end: they read the suites' helpers and the descriptions).
+  const facets = [...(await (await import('./facets.js')).facetsByKey()).values()];
+  writeFileSync(path.join(htmlDir, 'matrix.html'), matrixHtml(summary, reportPages(htmlDir), facets));
+  log(`matrix:      ${path.join(htmlDir, 'matrix.html')}`);
+  log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
+  log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);
+  log(`ctrf:        ${path.join(config.reportDir, 'ctrf.json')}`);
+  for (const line of closingLines(summary, config.knownDeviationsSource)) log(line);
 }

@@ -7,7 +7,6 @@ import { circles, importGraph, longFunctions, MAX_FUNCTION_LINES, upwardArrows }
 
 /** Functions still over the bound (issue "One shape": one command lifecycle, references as route tables), at their length now. */
 const STILL_TO_SPLIT: Record<string, number> = {
-  'src/cli.ts main': 183,
   'src/client-conformance/cli.ts main': 142,
   'src/client-conformance/observer.ts startObserver': 155,
   'src/config.ts parseConfig': 135,
