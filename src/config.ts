@@ -247,38 +247,37 @@ export function loadKnownDeviations(file: string): { deviations: KnownDeviation[
 
 export type ParsedArgs = { help: true; version?: boolean } | { help: false; config: RunConfig };
 
-export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ParsedArgs {
-  let values: Record<string, string | boolean | undefined>;
+const OPTIONS = {
+  service: { type: 'string' },
+  'feed-url': { type: 'string' },
+  'gateway-url': { type: 'string' },
+  'report-dir': { type: 'string' },
+  grep: { type: 'string' },
+  seed: { type: 'string' },
+  runs: { type: 'string' },
+  timeout: { type: 'string' },
+  budget: { type: 'string' },
+  'max-retries': { type: 'string' },
+  'max-retry-wait': { type: 'string' },
+  concurrency: { type: 'string' },
+  'run-timeout': { type: 'string' },
+  shard: { type: 'string' },
+  profile: { type: 'string' },
+  'known-deviations': { type: 'string' },
+  config: { type: 'string' },
+  'no-html': { type: 'boolean' },
+  verbose: { type: 'boolean' },
+  'allow-incomplete': { type: 'boolean' },
+  version: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** The command line, parsed strictly: an unknown option or a missing value is a configuration error with the usage. */
+function readArgs(argv: string[]): Values {
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        service: { type: 'string' },
-        'feed-url': { type: 'string' },
-        'gateway-url': { type: 'string' },
-        'report-dir': { type: 'string' },
-        grep: { type: 'string' },
-        seed: { type: 'string' },
-        runs: { type: 'string' },
-        timeout: { type: 'string' },
-        budget: { type: 'string' },
-        'max-retries': { type: 'string' },
-        'max-retry-wait': { type: 'string' },
-        concurrency: { type: 'string' },
-        'run-timeout': { type: 'string' },
-        shard: { type: 'string' },
-        profile: { type: 'string' },
-        'known-deviations': { type: 'string' },
-        config: { type: 'string' },
-        'no-html': { type: 'boolean' },
-        verbose: { type: 'boolean' },
-        'allow-incomplete': { type: 'boolean' },
-        version: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    return parseArgs({ args: argv, strict: true, allowPositionals: false, options: OPTIONS }).values as Values;
   } catch (e) {
     const msg = (e as Error).message.replace(/\. To specify a positional.*$/s, '');
     // `--seed -123`: parseArgs takes -123 for an option; the value must be attached.
@@ -288,14 +287,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     const hint = negative ? `\n(a negative value must be attached with "=": ${argv[argv.indexOf(negative) - 1]}=${negative})` : '';
     throw new ConfigError(`${msg}${hint}\n\n${USAGE}`);
   }
-  if (values.help) return { help: true };
-  if (values.version) return { help: true, version: true };
-  const s = (k: string) => values[k] as string | undefined;
+}
 
-  const configFile = s('config') ?? (env.CONFORMANCE_CONFIG || undefined);
-  const file: FileConfig = configFile ? readConfigFile(path.resolve(cwd, configFile)) : {};
-  const fileDir = configFile ? path.dirname(path.resolve(cwd, configFile)) : cwd;
-
+/** The services to check and their URLs (flag, then variable, then file); no URL at all means the embedded references. */
+function targetsOf(s: (k: string) => string | undefined, env: NodeJS.ProcessEnv, file: FileConfig, configFile: string | undefined) {
   const serviceRaw = s('service') ?? file.service ?? 'all';
   if (serviceRaw !== 'all' && !SERVICES.includes(serviceRaw as Service)) {
     throw new ConfigError(`--service must be one of feed, gateway, all; got "${serviceRaw}"`);
@@ -323,6 +318,39 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     );
   }
 
+  return { services, feedUrl, gatewayUrl, embedded };
+}
+
+/** The numeric settings, each bounded: flag, then variable (concurrency), then file, then the default. */
+function numericSettings(s: (k: string) => string | undefined, env: NodeJS.ProcessEnv, file: FileConfig, configFile: string | undefined, embedded: boolean) {
+  return {
+    seed: int('--seed', s('seed') ?? file.seed, -(2 ** 31), 2 ** 31 - 1),
+    runs: int('--runs', s('runs') ?? file.runs, 1, 10_000) ?? (embedded ? 50 : 15),
+    timeoutMs: (int('--timeout', s('timeout') ?? file.timeout, 1, 600) ?? 10) * 1000,
+    budget: int('--budget', s('budget') ?? file.budget, 1, 1_000_000) ?? 1500,
+    maxRetries: int('--max-retries', s('max-retries') ?? file.maxRetries, 0, 10) ?? 2,
+    maxRetryWaitMs: (int('--max-retry-wait', s('max-retry-wait') ?? file.maxRetryWait, 1, 3600) ?? 60) * 1000,
+    concurrency:
+      (s('concurrency') !== undefined
+        ? int('--concurrency', s('concurrency'), 1, 64)
+        : env.CONFORMANCE_CONCURRENCY !== undefined
+          ? int('CONFORMANCE_CONCURRENCY', env.CONFORMANCE_CONCURRENCY.trim() || 'empty', 1, 64)
+          : int(`concurrency in ${configFile}`, file.concurrency, 1, 64)) ?? DEFAULT_CONCURRENCY,
+    runTimeoutMs: (int('--run-timeout', s('run-timeout') ?? file.runTimeout, 10, 86_400) ?? 900) * 1000,
+  };
+}
+
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ParsedArgs {
+  const values = readArgs(argv);
+  if (values.help) return { help: true };
+  if (values.version) return { help: true, version: true };
+  const s = (k: string) => values[k] as string | undefined;
+
+  const configFile = s('config') ?? (env.CONFORMANCE_CONFIG || undefined);
+  const file: FileConfig = configFile ? readConfigFile(path.resolve(cwd, configFile)) : {};
+  const fileDir = configFile ? path.dirname(path.resolve(cwd, configFile)) : cwd;
+  const { services, feedUrl, gatewayUrl, embedded } = targetsOf(s, env, file, configFile);
+
   const realtimePath = env.GATEWAY_REALTIME_PATH || file.realtimePath || undefined;
   if (realtimePath !== undefined && !realtimePath.startsWith('/')) throw new ConfigError(`GATEWAY_REALTIME_PATH must start with "/", got "${realtimePath}"`);
   const probe = env.CONFORMANCE_PROBE_RATE_LIMIT;
@@ -345,6 +373,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
   const reportDir = s('report-dir') ?? file.reportDir ?? 'reports';
   if (reportDir.trim() === '') throw new ConfigError('--report-dir must not be empty');
 
+  const limits = numericSettings(s, env, file, configFile, embedded);
   const config: RunConfig = {
     services,
     feedUrl,
@@ -352,20 +381,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     embedded,
     reportDir: path.resolve(cwd, reportDir),
     grep: s('grep') ?? file.grep,
-    seed: int('--seed', s('seed') ?? file.seed, -(2 ** 31), 2 ** 31 - 1),
-    runs: int('--runs', s('runs') ?? file.runs, 1, 10_000) ?? (embedded ? 50 : 15),
-    timeoutMs: (int('--timeout', s('timeout') ?? file.timeout, 1, 600) ?? 10) * 1000,
-    budget: int('--budget', s('budget') ?? file.budget, 1, 1_000_000) ?? 1500,
-    maxRetries: int('--max-retries', s('max-retries') ?? file.maxRetries, 0, 10) ?? 2,
-    maxRetryWaitMs: (int('--max-retry-wait', s('max-retry-wait') ?? file.maxRetryWait, 1, 3600) ?? 60) * 1000,
-    concurrency:
-      (s('concurrency') !== undefined
-        ? int('--concurrency', s('concurrency'), 1, 64)
-        : env.CONFORMANCE_CONCURRENCY !== undefined
-          ? int('CONFORMANCE_CONCURRENCY', env.CONFORMANCE_CONCURRENCY.trim() || 'empty', 1, 64)
-          : int(`concurrency in ${configFile}`, file.concurrency, 1, 64)) ?? DEFAULT_CONCURRENCY,
+    ...limits,
     maxBodyBytes: 16 * 1024 * 1024,
-    runTimeoutMs: (int('--run-timeout', s('run-timeout') ?? file.runTimeout, 10, 86_400) ?? 900) * 1000,
     html: !(values['no-html'] === true || file.html === false),
     verbose: values.verbose === true,
     knownDeviations,
