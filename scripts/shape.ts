@@ -43,7 +43,7 @@ function walk(dir: string, keep: (f: string) => boolean): string[] {
 const isModule = (f: string) => f.endsWith('.ts') && !f.endsWith('.test.ts');
 
 function parse(file: string): ts.SourceFile {
-  return ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+  return ts.createSourceFile(file, readFileSync(path.resolve(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
 }
 
 /** Every relative import (and re-export) of each module of src/, resolved to a repository path. */
