@@ -113,10 +113,41 @@ function profileOf(p: string): Profile {
 /** Variables a client might read its target from: the run sets its own and drops the caller's. */
 const TARGET_VARS = /^(FEED_|GATEWAY_|OPENAI_|ANTHROPIC_|GEMINI_|GOOGLE_API_KEY$|GOOGLE_GEMINI_BASE_URL$|GOOGLE_GENAI_)/;
 
+/** A deployment to observe: its URL, the keys the command gets, and what to close at the end. */
+interface Deployment {
+  url: string;
+  env: Record<string, string>;
+  closers: (() => Promise<void>)[];
+}
+
+/**
+ * The command's lifecycle, the conformance command's skeleton (src/cli.ts): configuration → target (the
+ * deployment behind the observer) → run (the client command) → verdict → outputs → exit status.
+ */
 async function main(): Promise<number> {
-  let o: Options;
+  const o = configure(process.argv.slice(2));
+  if (typeof o === 'number') return o;
+  const started = Date.now();
+  const profile = profileOf(o.profile);
+  const deployment = await startDeployment(o, profile);
+  const decideFn: (req: ObservedRequest, log: ObservedExchange[]) => Decision =
+    o.service === 'feed' ? feedScenario() : gatewayScenario({ retryCeiling: o.retryCeiling });
+  const observer = await startObserver({ upstream: deployment.url, decide: decideFn, realTarget: !!o.targetUrl });
+  deployment.closers.unshift(() => observer.close());
+  const redactor = new Redactor(Object.fromEntries(Object.entries(deployment.env).filter(([k]) => /KEY|TOKEN/.test(k))));
+  console.error(`client-conformance: ${o.service} ${o.targetUrl ? `deployment ${o.targetUrl}` : 'reference'} observed at ${observer.url}`);
+  console.error(`client-conformance: running ${o.command.join(' ')}`);
+  const { exit, interrupted } = await runClient(o, childEnvOf(o.service, observer.url, deployment.env), redactor);
+  for (const c of deployment.closers) await c();
+  const summary = summarizeClient(o, profile, observer, exit, interrupted, started);
+  await writeOutputs(o, summary, observer.exchanges, redactor);
+  return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : summary.exitCode;
+}
+
+/** The options, or the exit status of --help (0) or a usage error (2). */
+function configure(argv: string[]): Options | number {
   try {
-    o = parse(process.argv.slice(2));
+    return parse(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     if (!e.message) {
@@ -126,51 +157,51 @@ async function main(): Promise<number> {
     console.error(`client-conformance: ${e.message}\n\n${USAGE}`);
     return 2;
   }
-  const started = Date.now();
-  const profile = profileOf(o.profile);
-  const closers: (() => Promise<void>)[] = [];
-  let deployment: string;
-  let env: Record<string, string> = {};
+}
+
+/** The deployment: a real one at --target-url (the caller's keys), or the service's reference started here. */
+async function startDeployment(o: Options, profile: Profile): Promise<Deployment> {
   if (o.targetUrl) {
-    deployment = o.targetUrl;
     // A real deployment: the caller's keys stay in the command's environment (and are redacted from reports).
+    const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && TARGET_VARS.test(k)) env[k] = v;
-  } else if (o.service === 'feed') {
-    const ref = await startFeedReference();
-    closers.push(() => ref.close());
-    deployment = ref.url;
-  } else {
-    const ref = await startGatewayReference({ profile });
-    closers.push(() => ref.close());
-    deployment = ref.url;
-    env = keyEnv(ref.keys);
+    return { url: o.targetUrl, env, closers: [] };
   }
-  const decideFn: (req: ObservedRequest, log: ObservedExchange[]) => Decision =
-    o.service === 'feed' ? feedScenario() : gatewayScenario({ retryCeiling: o.retryCeiling });
-  const observer = await startObserver({ upstream: deployment, decide: decideFn, realTarget: !!o.targetUrl });
-  closers.unshift(() => observer.close());
+  if (o.service === 'feed') {
+    const ref = await startFeedReference();
+    return { url: ref.url, env: {}, closers: [() => ref.close()] };
+  }
+  const ref = await startGatewayReference({ profile });
+  return { url: ref.url, env: keyEnv(ref.keys), closers: [() => ref.close()] };
+}
+
+/** The client command's environment: this process's, without target variables, plus the observer's address and the keys. */
+function childEnvOf(service: Service, observerUrl: string, env: Record<string, string>): NodeJS.ProcessEnv {
   const key = env.GATEWAY_API_KEY ?? '';
   const targetEnv: Record<string, string> =
-    o.service === 'feed'
-      ? { FEED_BASE_URL: observer.url }
+    service === 'feed'
+      ? { FEED_BASE_URL: observerUrl }
       : {
-          GATEWAY_URL: observer.url,
+          GATEWAY_URL: observerUrl,
           GATEWAY_API_KEY: key,
-          OPENAI_BASE_URL: `${observer.url}/v1`,
+          OPENAI_BASE_URL: `${observerUrl}/v1`,
           OPENAI_API_KEY: key,
-          ANTHROPIC_BASE_URL: observer.url,
+          ANTHROPIC_BASE_URL: observerUrl,
           ANTHROPIC_API_KEY: key,
-          GOOGLE_GEMINI_BASE_URL: observer.url,
+          GOOGLE_GEMINI_BASE_URL: observerUrl,
           GEMINI_API_KEY: key,
         };
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!TARGET_VARS.test(k)) childEnv[k] = v;
-  Object.assign(childEnv, env, targetEnv);
+  return Object.assign(childEnv, env, targetEnv);
+}
 
-  const redactor = new Redactor(Object.fromEntries(Object.entries(env).filter(([k]) => /KEY|TOKEN/.test(k))));
-  console.error(`client-conformance: ${o.service} ${o.targetUrl ? `deployment ${o.targetUrl}` : 'reference'} observed at ${observer.url}`);
-  console.error(`client-conformance: running ${o.command.join(' ')}`);
-
+/** Run the client command within its time bound, its output redacted; a signal stops it and is reported. */
+async function runClient(
+  o: Options,
+  childEnv: NodeJS.ProcessEnv,
+  redactor: Redactor,
+): Promise<{ exit: ClientSummary['commandExit']; interrupted?: NodeJS.Signals }> {
   let interrupted: NodeJS.Signals | undefined;
   const exit = await new Promise<ClientSummary['commandExit']>((resolve) => {
     let stopped = false;
@@ -199,22 +230,31 @@ async function main(): Promise<number> {
       resolve({ code, signal, stoppedByTimeBound: stopped });
     });
   });
-  for (const c of closers) await c();
+  return { exit, interrupted };
+}
 
+/** The client's traffic judged against the client rules: rule verdicts, requirement verdicts, the run's verdict. */
+function summarizeClient(
+  o: Options,
+  profile: Profile,
+  observer: { url: string; exchanges: ObservedExchange[] },
+  exit: ClientSummary['commandExit'],
+  interrupted: NodeJS.Signals | undefined,
+  started: number,
+): ClientSummary {
   const xs = observer.exchanges;
   const rules = exit.error
     ? []
     : judgeAll(o.service, xs, { retryCeiling: o.retryCeiling, commandStopped: exit.stoppedByTimeBound, names: profile.gateway, feed: profile.feed });
   const decided = decide(rules, { commandError: exit.error, stopped: exit.stoppedByTimeBound });
-  const { verdict } = decided;
   const message = interrupted ? `interrupted by ${interrupted}: the results are partial; ${decided.message}` : decided.message;
   const count = (v: string) => rules.filter((r) => r.verdict === v).length;
   const requirements = requirementsOf(o.service, rules);
   const finished = Date.now();
-  const summary: ClientSummary = {
+  return {
     kind: 'client-conformance',
-    verdict,
-    exitCode: CLIENT_EXIT_CODES[verdict],
+    verdict: decided.verdict,
+    exitCode: CLIENT_EXIT_CODES[decided.verdict],
     message,
     complete: !exit.error && !exit.stoppedByTimeBound && !interrupted,
     startedAt: new Date(started).toISOString(),
@@ -242,6 +282,10 @@ async function main(): Promise<number> {
     checks: asCheckResults(rules),
     requests: xs.length,
   };
+}
+
+/** summary.json, junit.xml, report.html, exchanges.jsonl, the HTML report, and the console lines. */
+async function writeOutputs(o: Options, summary: ClientSummary, xs: ObservedExchange[], redactor: Redactor): Promise<void> {
   writeClientReports(o.reportDir, summary, xs, redactor);
   if (o.html) {
     try {
@@ -250,10 +294,11 @@ async function main(): Promise<number> {
       console.error(`client-conformance: the HTML report could not be generated: ${(e as Error).message}`);
     }
   }
-  for (const r of rules) console.log(redactor.redact(`${r.verdict.padEnd(14)} ${r.requirements.join(', ')}: ${r.message}`));
-  for (const r of requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
-  console.log(`\n${verdict}: ${redactor.redact(message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, html/index.html, exchanges.jsonl)`);
-  return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : summary.exitCode;
+  for (const r of summary.rules) console.log(redactor.redact(`${r.verdict.padEnd(14)} ${r.requirements.join(', ')}: ${r.message}`));
+  for (const r of summary.requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
+  console.log(
+    `\n${summary.verdict}: ${redactor.redact(summary.message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, html/index.html, exchanges.jsonl)`,
+  );
 }
 
 main().then(

@@ -88,21 +88,11 @@ export async function startObserver(o: {
   const now = () => Math.round((performance.now() - t0) * 1000) / 1000;
   const exchanges: ObservedExchange[] = [];
   const upstream = new URL(o.upstream);
-  const base = upstream.pathname.replace(/\/$/, '');
+  const up: Upstream = { upstream, base: upstream.pathname.replace(/\/$/, ''), realTarget, self };
 
   async function handle(inc: IncomingMessage, res: ServerResponse): Promise<void> {
     const receivedAt = now();
-    const chunks: Buffer[] = [];
-    for await (const c of inc) chunks.push(c as Buffer);
-    const u = new URL(inc.url ?? '/', 'http://observer.invalid');
-    const req: ObservedRequest = {
-      method: inc.method ?? 'GET',
-      url: `${u.pathname}${u.search}`,
-      path: u.pathname,
-      query: u.searchParams,
-      headers: headersOf(inc),
-      body: Buffer.concat(chunks).toString('utf8'),
-    };
+    const req = await readRequest(inc);
     const x: ObservedExchange = {
       seq: exchanges.length + 1,
       method: req.method,
@@ -114,52 +104,8 @@ export async function startObserver(o: {
     exchanges.push(x);
     const decision = o.decide(req, exchanges.slice(0, -1));
     if (decision.scenario) x.scenario = decision.scenario;
-    let answer: Answer;
-    if (decision.kind === 'forward') {
-      try {
-        const headers: Record<string, string> = {};
-        // Host is passed on as the client sent it, so a reference builds absolute links (Location) to the observer.
-        for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && (k !== 'host' || !realTarget)) headers[k] = v;
-        const r = await undiciRequest(`${upstream.origin}${base}${req.url}`, {
-          method: req.method as 'GET',
-          headers,
-          body: req.body === '' ? undefined : req.body,
-          headersTimeout: 30_000,
-          bodyTimeout: 30_000,
-        });
-        const rh: Record<string, string> = {};
-        for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) rh[k] = Array.isArray(v) ? v.join(', ') : v;
-        // A 304 ends at its header section and may carry the Content-Length a 200 would have had (undici 7 calls
-        // that a length mismatch), and a HEAD answer has no body: neither is read.
-        const bodiless = r.statusCode === 304 || req.method === 'HEAD';
-        if (bodiless) r.body.on('error', () => undefined).destroy();
-        answer = { status: r.statusCode, headers: rh, body: bodiless ? '' : await r.body.text() };
-        // A real deployment links to itself by its own origin: point those links at the observer, so the client
-        // keeps talking through it (a reference is given the observer's Host and builds them right already).
-        if (realTarget && self.origin) answer = toObserver(answer, `${upstream.origin}${base}`, self.origin);
-        if (decision.rewrite) answer = decision.rewrite(answer);
-      } catch (e) {
-        x.error = (e as Error).message;
-        answer = { status: 502, headers: { 'content-type': 'text/plain' }, body: `observer: the deployment could not be reached: ${x.error}` };
-      }
-    } else {
-      answer = decision.answer;
-    }
-    x.status = answer.status;
-    x.responseHeaders = Object.fromEntries(Object.entries(answer.headers).map(([k, v]) => [k.toLowerCase(), v]));
-    if (decision.kind === 'break') {
-      x.broken = true;
-      x.responseBody = decision.partialBody;
-      res.writeHead(answer.status, answer.headers);
-      x.respondedAt = now();
-      // Once the first bytes are handed to the connection, cut it: the stream is broken mid-body.
-      res.write(decision.partialBody, () => res.destroy());
-      return;
-    }
-    x.responseBody = req.method === 'HEAD' ? '' : (answer.body ?? '');
-    res.writeHead(answer.status, answer.headers);
-    x.respondedAt = now();
-    res.end(req.method === 'HEAD' ? undefined : answer.body);
+    const answer = decision.kind === 'forward' ? await forward(req, x, decision, up) : decision.answer;
+    respond(res, req, x, answer, decision, now);
   }
 
   const server: Server = createServer((inc, res) => {
@@ -182,38 +128,7 @@ export async function startObserver(o: {
       upgrade: true,
     };
     exchanges.push(x);
-    const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
-    const up: Socket =
-      upstream.protocol === 'https:' ? tlsConnect({ host: upstream.hostname, port, servername: upstream.hostname }) : netConnect(port, upstream.hostname);
-    up.once(upstream.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
-      const lines = [`${x.method} ${base}${x.url} HTTP/1.1`];
-      for (let i = 0; i + 1 < inc.rawHeaders.length; i += 2) {
-        const [k, v] = [inc.rawHeaders[i]!, inc.rawHeaders[i + 1]!];
-        lines.push(k.toLowerCase() === 'host' && realTarget ? `Host: ${upstream.host}` : `${k}: ${v}`);
-      }
-      up.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length) up.write(head);
-      up.once('data', (chunk: Buffer) => {
-        const text = chunk.toString('latin1');
-        const headEnd = text.indexOf('\r\n\r\n');
-        const [statusLine = '', ...headerLines] = text.slice(0, headEnd < 0 ? text.length : headEnd).split('\r\n');
-        x.status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]) || undefined;
-        x.responseHeaders = Object.fromEntries(
-          headerLines.map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string]),
-        );
-        x.responseBody = '';
-        x.respondedAt = now();
-        socket.write(chunk);
-        up.pipe(socket);
-        socket.pipe(up);
-      });
-    });
-    up.on('error', (e) => {
-      x.error = e.message;
-      socket.destroy();
-    });
-    socket.on('error', () => up.destroy());
-    socket.on('close', () => up.destroy());
+    passThrough(inc, socket, head, x, up, now);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -230,4 +145,117 @@ export async function startObserver(o: {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Where the observer forwards to, and whose links it rewrites. */
+interface Upstream {
+  upstream: URL;
+  /** The upstream's path prefix, without a trailing slash. */
+  base: string;
+  /** A real deployment (virtual hosting): it gets its own Host, and its self-links are pointed at the observer. */
+  realTarget: boolean;
+  self: { origin?: string };
+}
+
+/** The deployment's answer to a forwarded request (rewritten as the scenario says), or a 502 when it could not be reached. */
+async function forward(req: ObservedRequest, x: ObservedExchange, decision: Extract<Decision, { kind: 'forward' }>, u: Upstream): Promise<Answer> {
+  const { upstream, base, realTarget, self } = u;
+  try {
+    const headers: Record<string, string> = {};
+    // Host is passed on as the client sent it, so a reference builds absolute links (Location) to the observer.
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && (k !== 'host' || !realTarget)) headers[k] = v;
+    const r = await undiciRequest(`${upstream.origin}${base}${req.url}`, {
+      method: req.method as 'GET',
+      headers,
+      body: req.body === '' ? undefined : req.body,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    const rh: Record<string, string> = {};
+    for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) rh[k] = Array.isArray(v) ? v.join(', ') : v;
+    // A 304 ends at its header section and may carry the Content-Length a 200 would have had (undici 7 calls
+    // that a length mismatch), and a HEAD answer has no body: neither is read.
+    const bodiless = r.statusCode === 304 || req.method === 'HEAD';
+    if (bodiless) r.body.on('error', () => undefined).destroy();
+    let answer: Answer = { status: r.statusCode, headers: rh, body: bodiless ? '' : await r.body.text() };
+    // A real deployment links to itself by its own origin: point those links at the observer, so the client
+    // keeps talking through it (a reference is given the observer's Host and builds them right already).
+    if (realTarget && self.origin) answer = toObserver(answer, `${upstream.origin}${base}`, self.origin);
+    if (decision.rewrite) answer = decision.rewrite(answer);
+    return answer;
+  } catch (e) {
+    x.error = (e as Error).message;
+    return { status: 502, headers: { 'content-type': 'text/plain' }, body: `observer: the deployment could not be reached: ${x.error}` };
+  }
+}
+
+/** A WebSocket upgrade passed through to the deployment byte for byte, both ways, its handshake answer recorded. */
+function passThrough(inc: IncomingMessage, socket: Socket, head: Buffer, x: ObservedExchange, u: Upstream, now: () => number): void {
+  const { upstream, base, realTarget } = u;
+  const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
+  const up: Socket =
+    upstream.protocol === 'https:' ? tlsConnect({ host: upstream.hostname, port, servername: upstream.hostname }) : netConnect(port, upstream.hostname);
+  up.once(upstream.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+    const lines = [`${x.method} ${base}${x.url} HTTP/1.1`];
+    for (let i = 0; i + 1 < inc.rawHeaders.length; i += 2) {
+      const [k, v] = [inc.rawHeaders[i]!, inc.rawHeaders[i + 1]!];
+      lines.push(k.toLowerCase() === 'host' && realTarget ? `Host: ${upstream.host}` : `${k}: ${v}`);
+    }
+    up.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (head.length) up.write(head);
+    up.once('data', (chunk: Buffer) => {
+      const text = chunk.toString('latin1');
+      const headEnd = text.indexOf('\r\n\r\n');
+      const [statusLine = '', ...headerLines] = text.slice(0, headEnd < 0 ? text.length : headEnd).split('\r\n');
+      x.status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]) || undefined;
+      x.responseHeaders = Object.fromEntries(
+        headerLines.map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string]),
+      );
+      x.responseBody = '';
+      x.respondedAt = now();
+      socket.write(chunk);
+      up.pipe(socket);
+      socket.pipe(up);
+    });
+  });
+  up.on('error', (e) => {
+    x.error = e.message;
+    socket.destroy();
+  });
+  socket.on('error', () => up.destroy());
+  socket.on('close', () => up.destroy());
+}
+
+/** The client's request, read whole. */
+async function readRequest(inc: IncomingMessage): Promise<ObservedRequest> {
+  const chunks: Buffer[] = [];
+  for await (const c of inc) chunks.push(c as Buffer);
+  const u = new URL(inc.url ?? '/', 'http://observer.invalid');
+  return {
+    method: inc.method ?? 'GET',
+    url: `${u.pathname}${u.search}`,
+    path: u.pathname,
+    query: u.searchParams,
+    headers: headersOf(inc),
+    body: Buffer.concat(chunks).toString('utf8'),
+  };
+}
+
+/** The answer sent to the client and recorded; a "break" decision cuts the connection after the first bytes. */
+function respond(res: ServerResponse, req: ObservedRequest, x: ObservedExchange, answer: Answer, decision: Decision, now: () => number): void {
+  x.status = answer.status;
+  x.responseHeaders = Object.fromEntries(Object.entries(answer.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  if (decision.kind === 'break') {
+    x.broken = true;
+    x.responseBody = decision.partialBody;
+    res.writeHead(answer.status, answer.headers);
+    x.respondedAt = now();
+    // Once the first bytes are handed to the connection, cut it: the stream is broken mid-body.
+    res.write(decision.partialBody, () => res.destroy());
+    return;
+  }
+  x.responseBody = req.method === 'HEAD' ? '' : (answer.body ?? '');
+  res.writeHead(answer.status, answer.headers);
+  x.respondedAt = now();
+  res.end(req.method === 'HEAD' ? undefined : answer.body);
 }
