@@ -18,7 +18,7 @@ export const MAX_FUNCTION_LINES = 80;
  */
 export const LAYERS: [string, RegExp][] = [
   ['contracts', /^src\/(spec|version|redact|retry-policy)\.ts$/],
-  ['model', /^src\/(verdicts|http|evidence|findings|config)\.ts$/],
+  ['model', /^src\/(verdicts|origins|http|evidence|findings|config)\.ts$/],
   ['run', /^src\/(context|harness|raw-http)\.ts$/],
   ['checks', /^src\/(feed|gateway|generate|caching|facets|coverage)\.ts$/],
   ['outputs', /^src\/(collector\.ts|outputs\/)/],

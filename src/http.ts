@@ -9,9 +9,10 @@ import { Agent, request as undiciRequest } from 'undici';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { ClientRules, Service } from './spec.js';
 import { Redactor } from './redact.js';
-import { decide, type RetryMode } from './retry-policy.js';
+import { decide, retryAfterMs, type RetryMode } from './retry-policy.js';
+import { OriginScheduler, PAUSING_STATUSES, priority, type Priority } from './origins.js';
 
-export { statusMatches, isTransient, type RetryMode } from './retry-policy.js';
+export { statusMatches, isTransient, retryAfterMs, type RetryMode } from './retry-policy.js';
 
 export interface Exchange {
   seq: number;
@@ -133,21 +134,6 @@ export class BrokenBodyError extends TransportError {
   }
 }
 
-const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
-
-/**
- * Retry-After as milliseconds (RFC 9110 10.2.3): delay-seconds (digits only) or an IMF-fixdate. Anything else
- * ("5.5", "-5", "1 2 3", another date format) is undefined, so the caller backs off as if the header were absent.
- */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  if (!IMF_FIXDATE.test(v)) return undefined;
-  const date = Date.parse(v);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
@@ -210,41 +196,6 @@ export function inCheck<T>(scope: CheckScope, f: () => Promise<T>): Promise<T> {
   return checkScopes.run(scope, f);
 }
 
-/** Statuses whose Retry-After asks the client to stop sending to the origin for a while (RFC 9110 10.2.3). */
-const PAUSING_STATUSES = [429, 503];
-
-/** Which requests go first to an origin: retries, then continuations (the next page of a walk), then the rest. */
-type Priority = 'retry' | 'continuation' | 'new';
-const priority = (attempt: number, continuation?: boolean): Priority => (attempt > 0 ? 'retry' : continuation ? 'continuation' : 'new');
-
-/** One origin's share of the client: requests in flight, requests waiting for a slot, the pause it asked for. */
-interface OriginGate {
-  inFlight: number;
-  peak: number;
-  waiting: (() => void)[];
-  /**
-   * Requests allowed in flight now: the configured concurrency, down to 1 after a 429 or 503 and back up by one with
-   * each answer that is not (a rate-limited origin is not met again with a burst the moment its pause ends).
-   */
-  allowed: number;
-  /**
-   * Retries and continuations waiting to be sent: they go before requests not sent yet, and retries before
-   * continuations (after a refusal the refused request is the first to go again: the requests still in flight when
-   * the refusal came are then the only ones between them, whatever a rate limit or an outage counts).
-   */
-  pending: Record<Exclude<Priority, 'new'>, number>;
-  /** 429s and 503s without Retry-After in a row at this origin: the exponent of the origin's own backoff. */
-  backoffLevel: number;
-  /**
-   * 429s and 503s the origin has answered so far. A request remembers the count when it is admitted: only the
-   * answers of requests admitted after the latest refusal raise `allowed` again (a slow start after the refusal,
-   * not the requests that were already in flight when it came).
-   */
-  refusals: number;
-  /** No request may start before this time (epoch ms): a Retry-After the origin sent. */
-  pausedUntil: number;
-  pausedBy?: string;
-}
 export class HttpClient {
   readonly opts: HttpClientOptions;
   private readonly agent: Agent;
@@ -252,9 +203,8 @@ export class HttpClient {
   sent = 0;
   /** Generation requests the target answered 2xx: the calls that cost. */
   billable = 0;
-  private readonly gates = new Map<string, OriginGate>();
-  /** Every pause an origin asked for (epoch ms), in the order they were set: the run's record of politeness. */
-  readonly pauses: { origin: string; from: number; until: number; by: string }[] = [];
+  /** Each origin's slots, pauses and slow start. */
+  private readonly origins: OriginScheduler;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   /** Consecutive unavailable/unanswered outcomes per origin, and origins the breaker has given up on. */
@@ -267,7 +217,29 @@ export class HttpClient {
     this.opts = opts;
     this.agent = new Agent({ connect: { timeout: opts.timeoutMs }, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
     this.sleep = opts.sleep ?? sleepAtLeast;
+    this.origins = new OriginScheduler({
+      limit: opts.concurrency ?? Number.POSITIVE_INFINITY,
+      maxRetryWaitMs: opts.maxRetryWaitMs,
+      sleep: this.sleep,
+      unavailable: (m) => new TargetUnavailableError(m),
+    });
     this.random = opts.random ?? Math.random;
+  }
+
+  /** The most requests that were in flight at once to each origin. */
+  peakInFlight(): Record<string, number> {
+    return this.origins.peakInFlight();
+  }
+
+  /** Every pause an origin asked for (epoch ms), in the order they were set: the run's record of politeness. */
+  get pauses(): OriginScheduler['pauses'] {
+    return this.origins.pauses;
+  }
+
+  /** An answer: the origin is up when it answers below 500 and not 429; its scheduler learns from every answer. */
+  private noteAnswer(origin: string, status: number | undefined, retryAfter: string | undefined, where: string, epoch: number): void {
+    if (status !== undefined && status < 500 && status !== 429) this.answered.add(origin);
+    this.origins.noteAnswer(origin, status, retryAfter, where, epoch);
   }
 
   async close(): Promise<void> {
@@ -282,62 +254,6 @@ export class HttpClient {
     }
   }
 
-  /** The configured bound of requests in flight per origin. */
-  private get limit(): number {
-    return this.opts.concurrency ?? Number.POSITIVE_INFINITY;
-  }
-
-  private gate(origin: string): OriginGate {
-    let g = this.gates.get(origin);
-    if (!g) {
-      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.limit, backoffLevel: 0, refusals: 0, pending: { retry: 0, continuation: 0 }, pausedUntil: 0 };
-      this.gates.set(origin, g);
-    }
-    return g;
-  }
-
-  /** The most requests that were in flight at once to each origin. */
-  peakInFlight(): Record<string, number> {
-    return Object.fromEntries([...this.gates].map(([o, g]) => [o, g.peak]));
-  }
-
-  /**
-   * What an answer tells the client about its origin. A 429 or 503 brings the requests allowed in flight down to 1
-   * (each later answer that is not, to a request sent after it, raises them by one, up to --concurrency), and one
-   * carrying Retry-After pauses every request to the origin, not only the retry of the request that got it: the
-   * whole client waits. A pause longer than --max-retry-wait is not waited out: requests that would have to wait it
-   * end as unavailable. `epoch`: the origin's refusal count when the request was admitted.
-   */
-  private noteAnswer(origin: string, status: number | undefined, retryAfter: string | undefined, where: string, epoch: number): void {
-    if (status === undefined) return;
-    if (status < 500 && status !== 429) this.answered.add(origin);
-    const g = this.gate(origin);
-    if (!PAUSING_STATUSES.includes(status)) {
-      if (epoch !== g.refusals) return;
-      g.backoffLevel = 0;
-      if (g.allowed < this.limit) {
-        g.allowed++;
-        this.wakeNext(g);
-      }
-      return;
-    }
-    g.refusals++;
-    g.allowed = 1;
-    const ms = retryAfterMs(retryAfter);
-    if (ms === undefined || ms <= 0) return;
-    this.pause(origin, ms, `${where} answered ${status} with Retry-After ${retryAfter}`);
-  }
-
-  private pause(origin: string, ms: number, by: string): void {
-    const g = this.gate(origin);
-    const until = Date.now() + ms;
-    if (until > g.pausedUntil) {
-      g.pausedUntil = until;
-      g.pausedBy = by;
-      this.pauses.push({ origin, from: until - ms, until, by });
-    }
-  }
-
   /**
    * Wait for the origin's pause to pass and for a free slot, then admit the request: the origin is allowed and the
    * budget has room. The request is counted here, before it is sent, so that concurrent requests never overspend
@@ -346,12 +262,12 @@ export class HttpClient {
    */
   private async acquire(url: URL, waited = 0, kind: Priority = 'new'): Promise<{ release: () => void; epoch: number }> {
     const origin = url.origin;
-    const g = this.gate(origin);
+    const g = this.origins.gate(origin);
     try {
       this.refuseForeign(origin);
-      await this.slot(g, origin, waited, kind);
+      await this.origins.slot(g, origin, waited, kind);
     } finally {
-      if (kind !== 'new' && --g.pending[kind] === 0) this.wakeNext(g);
+      if (kind !== 'new' && --g.pending[kind] === 0) this.origins.wakeNext(g);
     }
     // The slot is taken (slot() counted it in flight). A request that waited for it while the breaker gave up on the
     // origin is not sent; the budget is checked and the request counted at once.
@@ -361,10 +277,7 @@ export class HttpClient {
       released = true;
       // The slot is given up after the caller has seen the answer: a request it retries is marked pending
       // (afterAnswer) before any waiting request looks for the slot, so the retry goes first.
-      setImmediate(() => {
-        g.inFlight--;
-        this.wakeNext(g);
-      });
+      this.origins.release(g);
     };
     const given = this.tripped.get(origin);
     if (given) {
@@ -381,42 +294,6 @@ export class HttpClient {
   }
 
   /**
-   * Wait until the origin's pause has passed and a slot is free, and take it. A retry (of a request the origin answered 429/503,
-   * say) goes before continuations, and both before requests not sent yet: when a pause ends, the request that was
-   * refused is the first to go, not the last of a crowd that meets the limit again.
-   */
-  private async slot(g: OriginGate, origin: string, waited: number, kind: Priority): Promise<void> {
-    for (;;) {
-      // A retry that has just waited out the pause its own response set does not wait for it twice.
-      const wait = g.pausedUntil <= waited ? 0 : g.pausedUntil - Date.now();
-      if (wait > this.opts.maxRetryWaitMs) {
-        throw new TargetUnavailableError(
-          `target unavailable: ${g.pausedBy ?? origin}, longer than the ${this.opts.maxRetryWaitMs / 1000} s the suite waits; no request is sent to ${origin} before then`,
-        );
-      }
-      if (wait > 0) {
-        const until = g.pausedUntil;
-        await this.sleep(wait);
-        // A later response may have extended the pause meanwhile.
-        if (g.pausedUntil > until) continue;
-      }
-      // g.allowed never exceeds the configured bound (noteAnswer raises it up to that).
-      const ahead = kind === 'retry' ? 0 : kind === 'continuation' ? g.pending.retry : g.pending.retry + g.pending.continuation;
-      if (g.inFlight < g.allowed && ahead === 0) {
-        // Taken in the same turn as the test above: no other request can take it in between.
-        g.inFlight++;
-        return;
-      }
-      await new Promise<void>((resolve) => g.waiting.push(resolve));
-    }
-  }
-
-  /** A slot may be free: every waiting request looks again (in the order they came), and those that cannot go wait on. */
-  private wakeNext(g: OriginGate): void {
-    for (const wake of g.waiting.splice(0)) wake();
-  }
-
-  /**
    * For exchanges the client does not make itself (a WebSocket handshake, an SDK's fetch): admit them against the
    * origin list and the budget, count them, and return a function that records the outcome, redacted and truncated
    * as the client's own exchanges are.
@@ -430,7 +307,7 @@ export class HttpClient {
   ): Promise<(outcome: Partial<Exchange>) => void> {
     const httpUrl = new URL(url.href.replace(/^ws/, 'http'));
     const kind = priority(retry.attempt, retry.continuation);
-    if (kind === 'continuation') this.gate(httpUrl.origin).pending.continuation++;
+    if (kind === 'continuation') this.origins.gate(httpUrl.origin).pending.continuation++;
     const { release, epoch } = await this.acquire(httpUrl, retry.waited, kind);
     const scope = checkScopes.getStore();
     const started = Date.now();
@@ -518,7 +395,7 @@ export class HttpClient {
         // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
         if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
         attempts.push(err.exchange);
-        this.gate(url.origin).pending.retry++;
+        this.origins.gate(url.origin).pending.retry++;
         await this.sleep(this.retryDelay(undefined, attempt, rules));
         continue;
       }
@@ -571,11 +448,11 @@ export class HttpClient {
         message: `target unavailable: ${where} answered ${status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
       };
     }
-    const g = this.gate(url.origin);
+    const g = this.origins.gate(url.origin);
     let wait = this.retryDelay(retryAfter, attempt, rules);
     if (PAUSING_STATUSES.includes(status) && retryAfterMs(retryAfter) === undefined) {
       wait = Math.max(wait, this.retryDelay(undefined, g.backoffLevel++, rules));
-      this.pause(url.origin, wait, `${where} answered ${status} without Retry-After (the origin backs off ${wait} ms)`);
+      this.origins.pause(url.origin, wait, `${where} answered ${status} without Retry-After (the origin backs off ${wait} ms)`);
     }
     if (wait > this.opts.maxRetryWaitMs) {
       return {
@@ -628,7 +505,7 @@ export class HttpClient {
     // Every attempt after the first is a retry: it goes before requests not sent yet, as a continuation does (its
     // place is kept from now, as a retry's is from when it was decided).
     const kind = priority(attempt, o.continuation);
-    if (kind === 'continuation') this.gate(url.origin).pending.continuation++;
+    if (kind === 'continuation') this.origins.gate(url.origin).pending.continuation++;
     const { release, epoch } = await this.acquire(url, waited, kind);
     const scope = checkScopes.getStore();
     const started = Date.now();

@@ -86,3 +86,18 @@ export function decide(a: {
   if (isTransient(a.rules, a.status, a.body)) return { action: 'unavailable' };
   return a.originAnswers ? { action: 'answer' } : { action: 'unavailable' };
 }
+
+const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * Retry-After as milliseconds (RFC 9110 10.2.3): delay-seconds (digits only) or an IMF-fixdate. Anything else
+ * ("5.5", "-5", "1 2 3", another date format) is undefined, so the caller backs off as if the header were absent.
+ */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!IMF_FIXDATE.test(v)) return undefined;
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
