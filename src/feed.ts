@@ -258,15 +258,11 @@ export function idOf(item: unknown, path = profile().items.id!): string {
  * those checks only, not every check that reads an error.
  */
 export function expectProblem(res: HttpResponse, status: number | '4xx'): Record<string, unknown> {
+  const where = `${res.attempts.at(-1)?.method ?? 'GET'} ${new URL(res.url).pathname}`;
   if (status === '4xx') {
-    if (res.status < 400 || res.status > 499)
-      throw new AssertionViolation(
-        `${res.attempts.at(-1)?.method ?? 'GET'} ${new URL(res.url).pathname}: ${res.status}, where a 4xx problem response is required`,
-      );
+    if (res.status < 400 || res.status > 499) throw new AssertionViolation(`${where}: ${res.status}, where a 4xx problem response is required`);
   } else if (res.status !== status) {
-    throw new AssertionViolation(
-      `${res.attempts.at(-1)?.method ?? 'GET'} ${new URL(res.url).pathname}: ${res.status}, where ${status} is required: ${res.body.slice(0, 200)}`,
-    );
+    throw new AssertionViolation(`${where}: ${res.status}, where ${status} is required: ${res.body.slice(0, 200)}`);
   }
   const body = jsonBody<unknown>(res);
   if (typeof body !== 'object' || body === null || Array.isArray(body))

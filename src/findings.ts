@@ -246,7 +246,19 @@ export function translateFrameworkMessage(message: string): string {
 }
 
 const TELLING_REQUEST_HEADERS = ['if-none-match', 'authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'sec-websocket-protocol', 'content-type'];
-const TELLING_RESPONSE_HEADERS = ['content-type', 'location', 'retry-after', 'etag', 'cache-control', 'www-authenticate', 'allow', 'sec-websocket-protocol'];
+/** The response headers that tell what the target did: shown in findings and kept with each failing request (src/harness.ts). */
+export const TELLING_RESPONSE_HEADERS = [
+  'content-type',
+  'content-length',
+  'location',
+  'retry-after',
+  'etag',
+  'cache-control',
+  'x-request-id',
+  'www-authenticate',
+  'allow',
+  'sec-websocket-protocol',
+];
 
 /** The exchange that showed a finding: the last one whose method and path the finding names, else the last one. */
 export function showingExchange(finding: string, exchanges: readonly Exchange[]): Exchange | undefined {

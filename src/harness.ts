@@ -13,12 +13,10 @@ import { requirement, strongestLevel, type Level, type Service, type CatalogueEn
 import { redactorFromEnv, runContext } from './context.js';
 import { inCheck, BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
 import { toAllureExchange, curlFor } from './evidence.js';
-import { AssertionViolation, findingMessage, translateFrameworkMessage } from './findings.js';
+import { AssertionViolation, findingMessage, TELLING_RESPONSE_HEADERS, translateFrameworkMessage } from './findings.js';
 import type { FailingRequest, Verdict } from './verdicts.js';
 
 export type { FailingRequest, Verdict } from './verdicts.js';
-
-const TELLING_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'etag', 'cache-control', 'x-request-id', 'www-authenticate', 'allow'];
 
 declare module 'vitest' {
   interface TaskMeta {
@@ -218,7 +216,7 @@ async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: Tes
     const name = `${ex.method} ${ex.url} → ${ex.status ?? ex.error ?? 'no response'}`;
     await allure.attachment(name, JSON.stringify(toAllureExchange(ex)), 'application/vnd.allure.http+json');
     if (verdict !== 'passed') {
-      const headers = Object.fromEntries(Object.entries(ex.responseHeaders ?? {}).filter(([k]) => TELLING_HEADERS.includes(k)));
+      const headers = Object.fromEntries(Object.entries(ex.responseHeaders ?? {}).filter(([k]) => TELLING_RESPONSE_HEADERS.includes(k)));
       failing.push({
         method: ex.method,
         url: ex.url,

@@ -177,7 +177,8 @@ export interface Summary {
   checks: CheckResult[];
 }
 
-const reqOf = (c: CheckResult) => c.requirements.join(', ');
+/** A check's requirement ids as one string, as the summary and the reports list them. */
+export const reqOf = (c: CheckResult) => c.requirements.join(', ');
 
 /** What the verdict model needs besides the check results. */
 export interface RunFacts {

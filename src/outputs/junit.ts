@@ -1,7 +1,5 @@
 /** junit.xml: a function of the summary. */
-import type { CheckResult, Summary } from '../verdicts.js';
-
-const reqOf = (c: CheckResult) => c.requirements.join(', ');
+import { reqOf, type CheckResult, type Summary } from '../verdicts.js';
 
 const xml = (s: string) =>
   s
