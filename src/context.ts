@@ -8,6 +8,7 @@ import { loadProfile, type Service } from './spec.js';
 import { HttpClient, type Exchange } from './http.js';
 import { Redactor } from './redact.js';
 import { SECRET_VARS, type RunConfig, type SecretVar } from './config.js';
+import { pathUnderBase, underBase } from './base-url.js';
 
 /** What the suites get of the run's configuration (the rest concerns only the command itself). */
 export type RunContext = Omit<
@@ -135,4 +136,14 @@ export function baseUrl(service: Service): string {
   const u = service === 'feed' ? c.feedUrl : c.gatewayUrl;
   if (!u) throw new Error(`no URL for ${service}`);
   return u;
+}
+
+/** The URL of a documented path ("/api/v1/items", "/v1/models") on a service, under its base URL's path prefix if any. */
+export function serviceUrl(service: Service, path: string): string {
+  return underBase(baseUrl(service), path);
+}
+
+/** The documented path of a URL the run sent to a service (the base URL's path prefix taken off); undefined outside it. */
+export function operationPath(service: Service, url: string): string | undefined {
+  return pathUnderBase(baseUrl(service), url);
 }

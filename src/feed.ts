@@ -3,25 +3,27 @@
  * (story ids, daily dates, snapshot cursors) from the target's own answers. Nothing is guessed: a check whose
  * input cannot be discovered ends as a setup error.
  */
-import { http, baseUrl, once, runContext } from './context.js';
+import { http, once, runContext, serviceUrl } from './context.js';
 import { clientRules, field, kebab } from './spec.js';
 import type { HttpResponse, SendOptions } from './http.js';
 import { AssertionViolation, PreconditionFailed, jsonBody } from './harness.js';
 
 const rules = clientRules('feed');
 
+/** The URL of a documented path on the feed, under the base URL's path prefix if any (context.ts serviceUrl). */
 export function feedUrl(path: string): string {
-  return `${baseUrl('feed')}${path}`;
+  return serviceUrl('feed', path);
 }
 
 /**
- * A GET of the feed under its client rules. A request that carries a cursor (the items listing's, or the changes
- * feed's) is a continuation: it goes before requests not sent yet (see SendOptions.continuation).
+ * A GET of the feed under its client rules: a documented path ("/api/v1/items"), or a URL the target gave, already
+ * resolved (a redirect's Location, resolved against the request URL). A request that carries a cursor (the items
+ * listing's, or the changes feed's) is a continuation: it goes before requests not sent yet (SendOptions.continuation).
  */
-export function feedGet(path: string, o: Omit<SendOptions, 'rules' | 'service'> = {}): Promise<HttpResponse> {
+export function feedGet(path: string | URL, o: Omit<SendOptions, 'rules' | 'service'> = {}): Promise<HttpResponse> {
   const cursorParams = ['cursor', runContext().profile.feed.changes.cursorParam];
   const continuation = o.continuation ?? Object.keys(o.query ?? {}).some((k) => cursorParams.includes(k));
-  return http().send(feedUrl(path), { ...o, rules, service: 'feed', continuation });
+  return http().send(typeof path === 'string' ? feedUrl(path) : path.href, { ...o, rules, service: 'feed', continuation });
 }
 
 export { once };

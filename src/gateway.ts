@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type WebSocketClass from 'ws';
-import { http, baseUrl, once, secret, runContext } from './context.js';
+import { http, once, secret, runContext, serviceUrl } from './context.js';
 import { clientRules, componentSchema, field, formatAjvErrors, kebab, loadOpenApi, validator, type OpenApiDoc, type OperationObject } from './spec.js';
 import { isTransient, TargetUnavailableError, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
@@ -129,7 +129,7 @@ export function requireKey(t: CheckTools, name: SecretVar): string {
 }
 
 export function gatewaySend(path: string, o: Omit<SendOptions, 'rules' | 'service'> = {}): Promise<HttpResponse> {
-  return http().send(`${baseUrl('gateway')}${path}`, { ...o, rules, service: 'gateway' });
+  return http().send(serviceUrl('gateway', path), { ...o, rules, service: 'gateway' });
 }
 
 export function gatewayGet(path: string, o: Omit<SendOptions, 'rules' | 'service' | 'method'> = {}): Promise<HttpResponse> {
@@ -343,7 +343,8 @@ export async function openRealtime(o: {
   query?: Record<string, string>;
   model: string;
 }): Promise<WsOutcome> {
-  const url = new URL(`${baseUrl('gateway').replace(/^http/, 'ws')}${runContext().realtimePath}`);
+  // The realtime path under the base URL (and its prefix, if any), on the WebSocket twin of its scheme.
+  const url = new URL(serviceUrl('gateway', runContext().realtimePath).replace(/^http/, 'ws'));
   url.searchParams.set('model', o.model);
   for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
   let waited = 0;

@@ -4,12 +4,14 @@
  */
 import { describe } from 'vitest';
 import { check } from '../../src/harness.js';
-import { runExchanges } from '../../src/context.js';
+import { operationPath, runExchanges } from '../../src/context.js';
 import { credentialFragments, shapeFor, expectErrorShape, gatewayCodes, statedLimit, typeNames, vendorAFields } from '../../src/gateway.js';
 import type { Exchange, HttpResponse } from '../../src/http.js';
 
-const pathOf = (x: Exchange) => new URL(x.url).pathname;
-const gatewayExchanges = () => runExchanges('gateway').filter((x) => !x.method.includes('WebSocket'));
+/** The documented path of an exchange: the base URL's path prefix, if the gateway is served under one, taken off. */
+const pathOf = (x: Exchange) => operationPath('gateway', x.url)!;
+/** The run's HTTP exchanges with the gateway under its base URL (a WebSocket handshake has no error envelope to judge). */
+const gatewayExchanges = () => runExchanges('gateway').filter((x) => !x.method.includes('WebSocket') && operationPath('gateway', x.url) !== undefined);
 
 /** A recorded exchange as a response (bodies are recorded up to 16 KiB, enough for an error). */
 const asResponse = (x: Exchange): HttpResponse => ({
