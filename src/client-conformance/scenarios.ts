@@ -67,8 +67,8 @@ export function feedScenario(): (req: ObservedRequest, log: ObservedExchange[]) 
   let limited: string | undefined;
   let unavailableSent = false;
   let cursorRejected = false;
-  const scale = (a: Answer): Answer =>
-    a.headers['cache-control'] ? { ...a, headers: { ...a.headers, 'cache-control': scaleCacheControl(a.headers['cache-control']) } } : a;
+  const scale = (_status: number, h: Record<string, string>): Record<string, string> =>
+    h['cache-control'] ? { ...h, 'cache-control': scaleCacheControl(h['cache-control']) } : h;
   return (req, log) => {
     const retryAfter = { 'retry-after': String(SCENARIO_RETRY_AFTER) };
     if (log.length === 0) {
@@ -87,7 +87,7 @@ export function feedScenario(): (req: ObservedRequest, log: ObservedExchange[]) 
         answer: feedProblem(400, 'invalid_cursor', 'the cursor anchor has left the requested window; restart from the first page'),
       };
     }
-    return { kind: 'forward', rewrite: scale };
+    return { kind: 'forward', rewriteHeaders: scale };
   };
 }
 
