@@ -144,6 +144,13 @@ describe('the message of a check that did not pass: the finding, the requirement
     );
     vexpect(describeExchange({ ...other, status: undefined, error: 'timeout' })).toBe('GET /api/v1/items (if-none-match: "abc") → no answer (timeout)');
   });
+  test('under a path prefix, the finding names the documented path and the request is still the one shown', () => {
+    const prefixed: Exchange = { ...ex, url: 'https://host/feed/api/v1/stories/x' };
+    const other: Exchange = { ...ex, seq: 2, url: 'https://host/feed/api/v1/items', status: 200, responseHeaders: {} };
+    vexpect(findingMessage('GET /api/v1/stories/x: 404, where 308 is required', [requirement('feed-story-merged-308')], [prefixed, other])).toContain(
+      'request: GET /feed/api/v1/stories/x',
+    );
+  });
 });
 
 test("no suite module judges with the test framework's expect: checks use src/findings.ts (through the harness)", () => {

@@ -264,7 +264,10 @@ export const TELLING_RESPONSE_HEADERS = [
 export function showingExchange(finding: string, exchanges: readonly Exchange[]): Exchange | undefined {
   const named = [...exchanges].reverse().find((ex) => {
     const u = new URL(ex.url);
-    return finding.includes(`${ex.method} ${u.pathname}`) || finding.includes(`${ex.method} ${u.href}`);
+    // Under a path prefix (https://host/feed) a finding names the documented path: any tail of the path, from a "/".
+    const parts = u.pathname.split('/');
+    const tails = parts.slice(1).map((_, i) => `/${parts.slice(i + 1).join('/')}`);
+    return tails.some((p) => p !== '/' && finding.includes(`${ex.method} ${p}`)) || finding.includes(`${ex.method} ${u.href}`);
   });
   return named ?? exchanges[exchanges.length - 1];
 }
