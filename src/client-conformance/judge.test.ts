@@ -115,3 +115,30 @@ test('the realtime handshake: the three subprotocols or Bearer pass; the key in 
   expect(verdictOf('gateway', [ws('/v1/realtime?model=m', 'vendora-insecure-api-key.sk-1')], 'client-gw-realtime-key-form').verdict).toBe('failed');
   expect(verdictOf('gateway', [], 'client-gw-realtime-key-form').verdict).toBe('not applicable');
 });
+
+test('polls are judged on the resource, not its spelling: defaults, order and undefined parameters make no new resource; another window, a cursor do', () => {
+  const cc = { 'cache-control': 's-maxage=1', etag: '"i"' };
+  const at = (url: string, t: number, extra: Partial<ObservedExchange> = {}) => x({ url, at: t, responseHeaders: cc, ...extra });
+  const respelt = [at('/api/v1/items?limit=20', 0), at('/api/v1/items?window=7d&limit=20', 10), at('/api/v1/items?mode=selected&_=3&limit=020', 20)];
+  const r = verdictOf('feed', respelt, 'client-feed-polling-interval');
+  expect(r.verdict).toBe('failed');
+  expect(r.evidence).toEqual(respelt.map((e) => e.seq));
+  // The same resource asked for again without If-None-Match: the ETag it was given is for the resource.
+  expect(verdictOf('feed', respelt, 'client-feed-if-none-match').verdict).toBe('warning');
+  const other = [
+    at('/api/v1/items?limit=20', 0),
+    at('/api/v1/items?window=24h&limit=20', 10),
+    at('/api/v1/items?limit=20&q=%20agents%20', 20),
+    at('/api/v1/items?limit=20&q=agents', 2000),
+  ];
+  const o = verdictOf('feed', other, 'client-feed-polling-interval');
+  expect(o.verdict).toBe('passed');
+  expect(o.message).toContain('1 poll(s)');
+});
+
+test('a retry after 429 is the same request however it is spelt', () => {
+  const refused = x({ url: '/api/v1/items?limit=20', at: 0, status: 429, responseHeaders: { 'retry-after': '1' } });
+  const retry = x({ url: '/api/v1/items?window=7d&limit=20', at: 10 });
+  const v = verdictOf('feed', [refused, retry], 'client-feed-retry-after');
+  expect(v.verdict).toBe('failed');
+});

@@ -7,6 +7,7 @@
  */
 import { field, requirement, strongestLevel, type Level, type Profile, type Service } from '../spec.js';
 import type { ObservedExchange } from './observer.js';
+import { feedRequestKey } from './requests.js';
 import { callOf, gatewayFamily, PARTIAL_TEXT } from './scenarios.js';
 
 export type RuleVerdict = 'passed' | 'failed' | 'warning' | 'not applicable' | 'not exercised';
@@ -95,18 +96,17 @@ export function retryAfterSeconds(x: ObservedExchange): number | undefined {
 
 // ---------------------------------------------------------------- feed
 
-/** The resource a feed request reads: path and query without the paging parameter. */
-function feedResource(x: ObservedExchange, names?: Profile['feed']): string {
-  const q = queryOf(x);
-  const p = pathOf(x);
-  const paging = p === '/api/v1/selected/snapshot' ? 'page' : p === '/api/v1/selected/changes' ? (names?.changes.cursorParam ?? 'cursor') : 'cursor';
-  const rest = [...q].filter(([k]) => k !== paging).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `${x.method === 'HEAD' ? 'GET' : x.method} ${pathOf(x)}?${new URLSearchParams(rest).toString()}`;
-}
+/** The resource a feed request reads, however it is spelt: the normalised request without the paging parameter. */
+const feedResource = (x: ObservedExchange, names?: Profile['feed']) => feedRequestKey(x, { names, paging: false });
+/** The request itself, however it is spelt: the normalised request with its cursor or page token. */
+const feedRequest = (x: ObservedExchange, names?: Profile['feed']) => feedRequestKey(x, { names });
 
 /** x fetches the next page that `prev` handed out (paging, not polling); a 304 stands for the body of the last 200. */
 function continues(prev: ObservedExchange, x: ObservedExchange, xs: ObservedExchange[], names: Profile['feed']): boolean {
-  const full = prev.status === 304 ? [...xs.slice(0, xs.indexOf(prev))].reverse().find((y) => y.url === prev.url && y.status === 200) : prev;
+  const full =
+    prev.status === 304
+      ? [...xs.slice(0, xs.indexOf(prev))].reverse().find((y) => feedRequest(y, names) === feedRequest(prev, names) && y.status === 200)
+      : prev;
   const body = full ? jsonOf(full) : undefined;
   if (body === undefined) return false;
   const q = queryOf(x);
@@ -192,17 +192,17 @@ const FEED_JUDGES: Judge[] = [
     title: 'on 429 or 503 the client waits at least Retry-After seconds before retrying',
     service: 'feed',
     requirements: ['feed-client-retry-after'],
-    judge(xs) {
+    judge(xs, ctx) {
       const waits = retriesAfterRetryAfter(
         xs,
         (s) => s === 429 || s === 503,
-        (a, b) => feedResource(a) === feedResource(b) && a.url === b.url,
+        (a, b) => feedRequest(a, ctx.feed) === feedRequest(b, ctx.feed),
       );
       if (waits.length === 0) {
         const limited = xs.filter((x) => x.status === 429 || x.status === 503);
         return notExercised(
           limited.length
-            ? `the client was answered 429/503 (${list(limited.map(describe))}) but never requested that URL again`
+            ? `the client was answered 429/503 (${list(limited.map(describe))}) but never repeated that request`
             : 'no 429 or 503 reached the client',
         );
       }
@@ -241,17 +241,17 @@ const FEED_JUDGES: Judge[] = [
   },
   {
     id: 'client-feed-if-none-match',
-    title: 'the client sends If-None-Match with the last ETag it saw for a URL',
+    title: 'the client sends If-None-Match with the last ETag it saw for the resource',
     service: 'feed',
     requirements: ['feed-client-if-none-match'],
-    judge(xs) {
+    judge(xs, ctx) {
       const etag = new Map<string, string>();
       const judged: { x: ObservedExchange; e: string; ok: boolean }[] = [];
       for (const x of xs.filter(isRead)) {
-        const e = etag.get(x.url);
+        const e = etag.get(feedRequest(x, ctx.feed));
         if (e !== undefined) judged.push({ x, e, ok: etagMatches(x.requestHeaders['if-none-match'], e) });
         const got = x.responseHeaders?.etag;
-        if ((x.status === 200 || x.status === 304) && got) etag.set(x.url, got);
+        if ((x.status === 200 || x.status === 304) && got) etag.set(feedRequest(x, ctx.feed), got);
       }
       if (judged.length === 0) return notApplicable('the client never requested a URL again after it had been given an ETag for it: it does not poll');
       const missing = judged.filter((j) => !j.ok);
@@ -283,7 +283,7 @@ const FEED_JUDGES: Judge[] = [
       const observations: Record<string, string> = {};
       const evidence: number[] = [];
       for (const r of rejected) {
-        const next = xs.slice(xs.indexOf(r) + 1).find((y) => isRead(y) && feedResource(y) === feedResource(r));
+        const next = xs.slice(xs.indexOf(r) + 1).find((y) => isRead(y) && feedResource(y, ctx.feed) === feedResource(r, ctx.feed));
         evidence.push(r.seq);
         if (!next) {
           observations[`#${r.seq}`] = 'the client did not request that query again (read as: it gave up on the listing, which resumes nothing)';
@@ -343,12 +343,12 @@ const FEED_JUDGES: Judge[] = [
     title: 'the client takes the snapshot once, as a bootstrap, and does not poll it',
     service: 'feed',
     requirements: ['feed-client-snapshot-not-polled'],
-    judge(xs) {
+    judge(xs, ctx) {
       const firstPages: ObservedExchange[] = [];
       xs.forEach((x, i) => {
         if (!isRead(x) || pathOf(x) !== '/api/v1/selected/snapshot' || queryOf(x).has('page')) return;
         const before = xs.slice(0, i);
-        const prevSame = [...before].reverse().find((y) => y.url === x.url);
+        const prevSame = [...before].reverse().find((y) => feedRequest(y, ctx.feed) === feedRequest(x, ctx.feed));
         // A retry of a first page that failed, or a new bootstrap after the changes feed refused its cursor, is not a poll.
         if (prevSame && (prevSame.status === undefined || prevSame.status >= 500 || prevSame.status === 429)) return;
         const lastChanges = [...before].reverse().find((y) => pathOf(y) === '/api/v1/selected/changes');

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Answer, Decision, ObservedExchange, ObservedRequest } from './observer.js';
+import { feedRequestKey } from './requests.js';
 
 export interface ScenarioInfo {
   name: string;
@@ -72,10 +73,10 @@ export function feedScenario(): (req: ObservedRequest, log: ObservedExchange[]) 
   return (req, log) => {
     const retryAfter = { 'retry-after': String(SCENARIO_RETRY_AFTER) };
     if (log.length === 0) {
-      limited = req.url;
+      limited = feedRequestKey(req);
       return { kind: 'answer', scenario: 'rate-limited-then-unavailable', answer: feedProblem(429, 'rate_limited', 'too many requests', retryAfter) };
     }
-    if (!unavailableSent && req.url === limited) {
+    if (!unavailableSent && feedRequestKey(req) === limited) {
       unavailableSent = true;
       return { kind: 'answer', scenario: 'rate-limited-then-unavailable', answer: feedProblem(503, 'unavailable', 'temporarily unavailable', retryAfter) };
     }
