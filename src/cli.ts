@@ -194,6 +194,7 @@ function configure(argv: string[], env: NodeJS.ProcessEnv): RunConfig | number {
       log(parsed.version ? VERSION : USAGE);
       return 0;
     }
+    for (const w of parsed.warnings) process.stderr.write(`conformance: warning: ${w}\n`);
     const config = parsed.config;
     if (!config.shard) return config;
     // --shard I/N: whole services go to shards (feed to the first, gateway to the second of two); more shards than

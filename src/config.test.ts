@@ -76,7 +76,7 @@ describe('configuration', () => {
     const dir = scratchDir('cfg-');
     const good = path.join(dir, 'k.json');
     writeFileSync(good, JSON.stringify({ deviations: [], unchecked: [{ id: 'gw-key-ip-allow-list', reason: 'no second egress IP in CI' }] }));
-    const c = cfg(['--known-deviations', good, '--allow-incomplete']);
+    const c = cfg(['--known-deviations', good, '--allow-incomplete', '--gateway-url', 'https://gw.invalid']);
     expect(c.unchecked).toEqual([{ id: 'gw-key-ip-allow-list', reason: 'no second egress IP in CI' }]);
     expect(c.allowIncomplete).toBe(true);
     expect(cfg([]).allowIncomplete).toBe(false);
@@ -108,9 +108,71 @@ describe('configuration', () => {
     expect(() => parseConfig(['--profile', bad], {})).toThrow(/versionValue must match pattern/);
     const good = path.join(dir, 'g.json');
     writeFileSync(good, JSON.stringify({ gateway: { vendorCKeyHeader: 'x-goog-api-key' } }));
-    const c = cfg(['--profile', good]);
+    const c = cfg(['--profile', good, '--gateway-url', 'https://gw.invalid']);
     expect(c.profile.gateway.vendorCKeyHeader).toBe('x-goog-api-key');
     expect(c.profile.gateway.versionHeader).toBe('vendorb-version');
+  });
+
+  test.each([
+    // The misspelt variable of a CI job: its key would otherwise be replaced silently by the embedded one.
+    [
+      { GATEWAY_BASE_URL: 'https://gw.example.com', GATEWAY_API_KEY: 'sk-real' },
+      /GATEWAY_BASE_URL is not a variable this suite reads: did you mean GATEWAY_URL\?/,
+    ],
+    [{ FEED_URL: 'https://feed.example.com' }, /FEED_URL is not a variable this suite reads: did you mean FEED_BASE_URL\?/],
+    [{ GATEWAY_KEY: 'sk-real' }, /GATEWAY_KEY is not a variable this suite reads: did you mean GATEWAY_API_KEY\?/],
+    [{ CONFORMANCE_CONCURENCY: '2' }, /CONFORMANCE_CONCURENCY is not a variable this suite reads: did you mean CONFORMANCE_CONCURRENCY\?/],
+    // Anything configured for a deployment, with no URL: a key, a merged id, a model, a profile, a deviations or config file.
+    [{ GATEWAY_API_KEY: 'sk-real' }, /no URL is configured .* but GATEWAY_API_KEY is set/],
+    [{ GATEWAY_EXPIRED_KEY: '' }, /but GATEWAY_EXPIRED_KEY is set/],
+    [{ FEED_MERGED_STORY_ID: 'abc' }, /but FEED_MERGED_STORY_ID is set/],
+    [{ GATEWAY_MODEL: 'm' }, /but GATEWAY_MODEL is set/],
+    [{ GATEWAY_REALTIME_PATH: '/rt' }, /but GATEWAY_REALTIME_PATH is set/],
+  ])('%j without a URL: exit 2 naming what was set (and the likely typo), never the embedded references', (env, message) => {
+    expect(() => parseConfig([], env)).toThrow(ConfigError);
+    expect(() => parseConfig([], env)).toThrow(message);
+    expect(() => parseConfig([], env)).toThrow(/the embedded reference deployments are checked only when nothing at all is configured/);
+  });
+
+  test('--profile, --known-deviations or a config file without a URL: a configuration for a deployment, exit 2', () => {
+    const dir = scratchDir('cfg-');
+    const profile = path.join(dir, 'p.json');
+    writeFileSync(profile, JSON.stringify({ gateway: { vendorCKeyHeader: 'x-goog-api-key' } }));
+    const deviations = path.join(dir, 'k.json');
+    writeFileSync(deviations, JSON.stringify({ unchecked: [{ id: 'gw-key-ip-allow-list', reason: 'no second egress IP in CI' }] }));
+    const config = path.join(dir, 'c.json');
+    writeFileSync(config, JSON.stringify({ budget: 100 }));
+    expect(() => parseConfig(['--profile', profile], {})).toThrow(/but --profile is set/);
+    expect(() => parseConfig(['--known-deviations', deviations], {})).toThrow(/but --known-deviations is set/);
+    expect(() => parseConfig(['--config', config], {})).toThrow(/but --config is set/);
+    expect(() => parseConfig([], { CONFORMANCE_CONFIG: config })).toThrow(/but CONFORMANCE_CONFIG is set/);
+  });
+
+  test('what a zero-config run may set: how the run goes (flags, CONFORMANCE_CONCURRENCY, the rate-limit probe), not what it checks', () => {
+    const env = {
+      CONFORMANCE_CONCURRENCY: '2',
+      CONFORMANCE_PROBE_RATE_LIMIT: '1',
+      NODE_EXTRA_CA_CERTS: '/etc/ca.pem',
+      GATEWAY_HOST_OF_SOMETHING_ELSE_X: undefined,
+    };
+    const p = parseConfig(['--service', 'feed', '--grep', 'items', '--no-html', '--seed=-3', '--runs', '2', '--shard', '1/2', '--report-dir', 'r'], env);
+    expect(p.help).toBe(false);
+    if (!p.help) {
+      expect(p.config.embedded).toBe(true);
+      expect(p.warnings).toEqual([]);
+    }
+  });
+
+  test('an unknown FEED_/GATEWAY_/CONFORMANCE_ variable beside a URL is a warning naming the likely typo; the run goes on', () => {
+    const p = parseConfig(['--gateway-url', 'https://gw.invalid'], { GATEWAY_API_KEY: 'sk-x', GATEWAY_EXPIRED_KEYS: 'sk-y', FEED_BASE_URL_2: 'x' });
+    expect(p.help).toBe(false);
+    if (!p.help) {
+      expect(p.config.services).toEqual(['gateway']);
+      expect(p.warnings).toEqual([
+        'GATEWAY_EXPIRED_KEYS is not a variable this suite reads: did you mean GATEWAY_EXPIRED_KEY? (ignored)',
+        'FEED_BASE_URL_2 is not a variable this suite reads: did you mean FEED_BASE_URL? (ignored)',
+      ]);
+    }
   });
 
   test('the printed configuration masks every secret', () => {

@@ -23,6 +23,67 @@ export const SECRET_VARS = [
 ] as const;
 export type SecretVar = (typeof SECRET_VARS)[number];
 
+/**
+ * Every environment variable of the suite's prefixes (FEED_, GATEWAY_, CONFORMANCE_) it reads, and what setting one
+ * says: `url` and `deployment` describe a deployment (a run that sets one but no URL is a configuration error, never
+ * the embedded references); `run` says how a run goes, against any target (a zero-config run may set it);
+ * `internal` is the command's own (set by it or the project's tests), never a user's.
+ */
+export const VARIABLES: Record<string, 'url' | 'deployment' | 'run' | 'internal'> = {
+  FEED_BASE_URL: 'url',
+  GATEWAY_URL: 'url',
+  ...Object.fromEntries(SECRET_VARS.map((v) => [v, 'deployment' as const])),
+  GATEWAY_MODEL: 'deployment',
+  GATEWAY_REALTIME_PATH: 'deployment',
+  FEED_MERGED_STORY_ID: 'deployment',
+  CONFORMANCE_CONFIG: 'deployment',
+  CONFORMANCE_CONCURRENCY: 'run',
+  CONFORMANCE_PROBE_RATE_LIMIT: 'run',
+  CONFORMANCE_CONTEXT: 'internal',
+  CONFORMANCE_CANARY_KEY: 'internal',
+  CONFORMANCE_TEST_SCRATCH: 'internal',
+};
+const PREFIXED = /^(FEED|GATEWAY|CONFORMANCE)_/;
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/**
+ * The variable a misspelt one most likely meant: of the same prefix when there is one, sharing the most words
+ * (GATEWAY_BASE_URL → GATEWAY_URL, GATEWAY_KEY → GATEWAY_API_KEY), then the fewest edits.
+ */
+export function closestVariable(name: string): string | undefined {
+  const words = (v: string) => v.split('_').slice(1);
+  const known = Object.keys(VARIABLES).filter((v) => VARIABLES[v] !== 'internal');
+  const samePrefix = known.filter((v) => v.split('_')[0] === name.split('_')[0]);
+  const score = (v: string) => ({ shared: words(v).filter((w) => words(name).includes(w)).length, edits: editDistance(name, v) });
+  const best = (samePrefix.length ? samePrefix : known).map((v) => ({ v, ...score(v) })).sort((a, b) => b.shared - a.shared || a.edits - b.edits)[0];
+  return best && (best.shared > 0 || best.edits <= Math.max(3, name.length / 3)) ? best.v : undefined;
+}
+
+/** The FEED_/GATEWAY_/CONFORMANCE_ variables set that the suite does not read, each with the one it likely meant. */
+function unknownVariables(env: NodeJS.ProcessEnv): string[] {
+  return Object.keys(env)
+    .filter((k) => PREFIXED.test(k) && env[k] !== undefined && !(k in VARIABLES))
+    .map((k) => {
+      const meant = closestVariable(k);
+      return `${k} is not a variable this suite reads${
+        meant
+          ? `: did you mean ${meant}?`
+          : ` (it reads ${Object.keys(VARIABLES)
+              .filter((v) => VARIABLES[v] !== 'internal')
+              .join(', ')})`
+      }`;
+    });
+}
+
 export interface RunConfig {
   services: Service[];
   feedUrl?: string;
@@ -100,8 +161,10 @@ export const USAGE = `Usage: npm run conformance -- [options]
   --verbose                    vitest's own output with stack traces (default: one line per check that did not pass)
   --help                       this text
 
-With no URL at all, the embedded reference deployments are started on loopback and checked (the output says
-so); a URL variable that is set but empty is a configuration error, never a fall-back to them.
+With nothing configured at all, the embedded reference deployments are started on loopback and checked (the
+output says so). A key or another variable of the suite, --profile, --known-deviations or --config without a URL
+is a configuration error, as is a URL variable that is set but empty: never a fall-back to them. A FEED_*,
+GATEWAY_* or CONFORMANCE_* variable the suite does not read is named with the one it likely meant.
 Secrets only from the environment: ${SECRET_VARS.join(', ')}.
 
 Exit status: 0 conformant (every MUST requirement checked was verified) · 1 nonconformant (a MUST failure) ·
@@ -245,7 +308,8 @@ export function loadKnownDeviations(file: string): { deviations: KnownDeviation[
   return { deviations: d.deviations ?? [], unchecked: d.unchecked ?? [] };
 }
 
-export type ParsedArgs = { help: true; version?: boolean } | { help: false; config: RunConfig };
+/** A run's configuration, and what it set that the suite does not read (reported, not refused, when a URL is given). */
+export type ParsedArgs = { help: true; version?: boolean } | { help: false; config: RunConfig; warnings: string[] };
 
 const OPTIONS = {
   service: { type: 'string' },
@@ -373,6 +437,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
   const reportDir = s('report-dir') ?? file.reportDir ?? 'reports';
   if (reportDir.trim() === '') throw new ConfigError('--report-dir must not be empty');
 
+  const warnings = zeroConfigGuard(values, env, embedded);
   const limits = numericSettings(s, env, file, configFile, embedded);
   const config: RunConfig = {
     services,
@@ -397,7 +462,27 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proces
     gatewayModel: env.GATEWAY_MODEL || undefined,
     feedMergedStoryId: env.FEED_MERGED_STORY_ID || undefined,
   };
-  return { help: false, config };
+  return { help: false, config, warnings };
+}
+
+/**
+ * Only a run configured with nothing at all checks the embedded reference deployments. A run that set anything
+ * that describes a deployment (a key, a merged id, a model, a profile, a deviations or config file) or a variable
+ * of the suite's prefixes that it does not read (a misspelt URL variable, most likely) but no URL is meant for a
+ * deployment: a configuration error naming what was set. Beside a URL, an unknown variable is a warning.
+ */
+function zeroConfigGuard(values: Values, env: NodeJS.ProcessEnv, embedded: boolean): string[] {
+  const unknown = unknownVariables(env);
+  if (!embedded) return unknown.map((u) => `${u} (ignored)`);
+  const set = [
+    ...['profile', 'known-deviations', 'config'].filter((f) => values[f] !== undefined).map((f) => `--${f}`),
+    ...Object.keys(env).filter((k) => env[k] !== undefined && (VARIABLES[k] === 'deployment' || (PREFIXED.test(k) && !(k in VARIABLES)))),
+  ];
+  if (set.length === 0) return [];
+  throw new ConfigError(
+    `${unknown.map((u) => `${u}\n`).join('')}no URL is configured (--feed-url / FEED_BASE_URL, --gateway-url / GATEWAY_URL), but ${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} set: ` +
+      'a run configured for a deployment needs its URL; the embedded reference deployments are checked only when nothing at all is configured (unset these to check them)',
+  );
 }
 
 /** The configuration as printed at the start of a run: secrets masked. */
