@@ -144,6 +144,14 @@ describe('the message of a check that did not pass: the finding, the requirement
     );
     vexpect(describeExchange({ ...other, status: undefined, error: 'timeout' })).toBe('GET /api/v1/items (if-none-match: "abc") → no answer (timeout)');
   });
+  test('of two requests on the path the finding names, the one with the status it names is shown, not merely the later', () => {
+    const refused: Exchange = { ...ex, method: 'POST', url: 'http://127.0.0.1:1/v1/messages', status: 503, responseHeaders: {} };
+    const later: Exchange = { ...refused, seq: 2, status: 401 };
+    const m = findingMessage('POST /v1/messages: 503, where 404 is required', [requirement('feed-story-merged-308')], [refused, later]);
+    vexpect(m).toContain('request: POST /v1/messages (if-none-match: "abc") → 503');
+    // A finding naming no status of those requests shows the last one it names.
+    vexpect(findingMessage('POST /v1/messages: no error body', [requirement('feed-story-merged-308')], [refused, later])).toContain('→ 401');
+  });
   test('under a path prefix, the finding names the documented path and the request is still the one shown', () => {
     const prefixed: Exchange = { ...ex, url: 'https://host/feed/api/v1/stories/x' };
     const other: Exchange = { ...ex, seq: 2, url: 'https://host/feed/api/v1/items', status: 200, responseHeaders: {} };

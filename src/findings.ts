@@ -260,16 +260,22 @@ export const TELLING_RESPONSE_HEADERS = [
   'sec-websocket-protocol',
 ];
 
-/** The exchange that showed a finding: the last one whose method and path the finding names, else the last one. */
+/**
+ * The exchange that showed a finding: of those whose method and path the finding names, the one whose status the
+ * finding names first ("POST /v1/messages: 503, where 404 is required" is the 503, not a later 401 on the same path),
+ * the last one on a tie; else the last one named; else the last one.
+ */
 export function showingExchange(finding: string, exchanges: readonly Exchange[]): Exchange | undefined {
-  const named = [...exchanges].reverse().find((ex) => {
+  const named = [...exchanges].reverse().filter((ex) => {
     const u = new URL(ex.url);
     // Under a path prefix (https://host/feed) a finding names the documented path: any tail of the path, from a "/".
     const parts = u.pathname.split('/');
     const tails = parts.slice(1).map((_, i) => `/${parts.slice(i + 1).join('/')}`);
     return tails.some((p) => p !== '/' && finding.includes(`${ex.method} ${p}`)) || finding.includes(`${ex.method} ${u.href}`);
   });
-  return named ?? exchanges[exchanges.length - 1];
+  const statusAt = (ex: Exchange) => (ex.status === undefined ? -1 : finding.search(new RegExp(`\\b${ex.status}\\b`)));
+  const byStatus = named.filter((ex) => statusAt(ex) >= 0).sort((a, b) => statusAt(a) - statusAt(b))[0];
+  return byStatus ?? named[0] ?? exchanges[exchanges.length - 1];
 }
 
 /** "GET /api/v1/items?limit=0 (If-None-Match: "x") → 400 (content-type: application/problem+json)" */
