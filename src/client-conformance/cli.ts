@@ -14,10 +14,20 @@ import { startFeedReference } from '../../fixtures/feed/reference.js';
 import { keyEnv, startGatewayReference } from '../../fixtures/gateway/reference.js';
 import { Redactor } from '../redact.js';
 import { loadProfile, SPECS_DIR, type Profile, type Service } from '../spec.js';
-import { judgeAll } from './judge.js';
+import { judgeRounds } from './judge.js';
 import { startObserver, type Decision, type ObservedExchange, type ObservedRequest } from './observer.js';
 import { asCheckResults, CLIENT_EXIT_CODES, decide, requirementsOf, writeClientHtml, writeClientReports, type ClientSummary } from './report.js';
-import { DEFAULT_RETRY_CEILING, FEED_SCENARIOS, feedScenario, GATEWAY_SCENARIOS, gatewayScenario } from './scenarios.js';
+import {
+  DEFAULT_RETRY_CEILING,
+  FEED_SCENARIOS,
+  feedScenario,
+  GATEWAY_SCENARIOS,
+  gatewayScenario,
+  nextFeedRound,
+  nextGatewayRound,
+  type FeedPlan,
+  type GatewayRole,
+} from './scenarios.js';
 
 const USAGE = `usage: npm run client-conformance -- --service feed|gateway [options] -- <command ...>
 
@@ -130,16 +140,19 @@ async function main(): Promise<number> {
   const started = Date.now();
   const profile = profileOf(o.profile);
   const deployment = await startDeployment(o, profile);
-  const decideFn: (req: ObservedRequest, log: ObservedExchange[]) => Decision =
-    o.service === 'feed' ? feedScenario() : gatewayScenario({ retryCeiling: o.retryCeiling });
-  const observer = await startObserver({ upstream: deployment.url, decide: decideFn, realTarget: !!o.targetUrl });
+  const scenario: { round: number; decide?: (req: ObservedRequest, log: ObservedExchange[]) => Decision } = { round: 0 };
+  const observer = await startObserver({
+    upstream: deployment.url,
+    decide: (req, log) => scenario.decide!(req, log),
+    realTarget: !!o.targetUrl,
+    round: () => scenario.round,
+  });
   deployment.closers.unshift(() => observer.close());
   const redactor = new Redactor(Object.fromEntries(Object.entries(deployment.env).filter(([k]) => /KEY|TOKEN/.test(k))));
   console.error(`client-conformance: ${o.service} ${o.targetUrl ? `deployment ${o.targetUrl}` : 'reference'} observed at ${observer.url}`);
-  console.error(`client-conformance: running ${o.command.join(' ')}`);
-  const { exit, interrupted } = await runClient(o, childEnvOf(o.service, observer.url, deployment.env), redactor);
+  const { rounds, interrupted } = await runRounds(o, scenario, observer.exchanges, childEnvOf(o.service, observer.url, deployment.env), redactor);
   for (const c of deployment.closers) await c();
-  const summary = summarizeClient(o, profile, observer, exit, interrupted, started);
+  const summary = summarizeClient(o, profile, observer, rounds, interrupted, started);
   await writeOutputs(o, summary, observer.exchanges, redactor);
   return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : summary.exitCode;
 }
@@ -196,6 +209,44 @@ function childEnvOf(service: Service, observerUrl: string, env: Record<string, s
   return Object.assign(childEnv, env, targetEnv);
 }
 
+/** One run of the client command, and why it ran. */
+type Round = NonNullable<ClientSummary['rounds']>[number];
+
+/**
+ * Runs the client command, and again while the scenario needs another round to provoke a rule the client's
+ * traffic makes applicable (scenarios.ts: nextFeedRound, nextGatewayRound); each round has a fresh scenario.
+ */
+async function runRounds(
+  o: Options,
+  scenario: { round: number; decide?: (req: ObservedRequest, log: ObservedExchange[]) => Decision },
+  xs: ObservedExchange[],
+  childEnv: NodeJS.ProcessEnv,
+  redactor: Redactor,
+): Promise<{ rounds: Round[]; interrupted?: NodeJS.Signals }> {
+  const rounds: Round[] = [];
+  let plan: { feed?: FeedPlan; gateway?: GatewayRole[]; why: string } = { why: 'the first run' };
+  for (;;) {
+    scenario.round = rounds.length + 1;
+    scenario.decide = o.service === 'feed' ? feedScenario(plan.feed) : gatewayScenario({ retryCeiling: o.retryCeiling, roles: plan.gateway });
+    console.error(`client-conformance: running ${o.command.join(' ')}${scenario.round > 1 ? ` (round ${scenario.round}: ${plan.why})` : ''}`);
+    const { exit, interrupted } = await runClient(o, childEnv, redactor);
+    rounds.push({ round: scenario.round, why: plan.why, exit });
+    if (interrupted || exit.error) return { rounds, interrupted };
+    if (o.service === 'feed') {
+      const next = nextFeedRound(xs, scenario.round);
+      if (!next) return { rounds };
+      plan = { feed: next, why: 'no 429 or 503 reached the client (it repeated no request): this round refuses its first request' };
+    } else {
+      const next = nextGatewayRound(xs, scenario.round);
+      if (!next) return { rounds };
+      plan = {
+        gateway: next,
+        why: `the client retried, but made too few distinct calls to meet every scenario: this round gives its first calls ${next.join(', ')}`,
+      };
+    }
+  }
+}
+
 /** Run the client command within its time bound, its output redacted; a signal stops it and is reported. */
 async function runClient(
   o: Options,
@@ -206,8 +257,22 @@ async function runClient(
   const exit = await new Promise<ClientSummary['commandExit']>((resolve) => {
     let stopped = false;
     const child = spawn(o.command[0]!, o.command.slice(1), { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.on('data', (d: Buffer) => process.stderr.write(redactor.redact(d.toString())));
-    child.stderr.on('data', (d: Buffer) => process.stderr.write(redactor.redact(d.toString())));
+    // The client's output goes to this command's stderr; its last lines are kept for the verdict.
+    let tail = '';
+    const out = (d: Buffer) => {
+      const text = redactor.redact(d.toString());
+      process.stderr.write(text);
+      tail = (tail + text).slice(-4000);
+    };
+    const lastLines = () =>
+      tail
+        .split('\n')
+        .map((l) => l.trimEnd())
+        .filter(Boolean)
+        .slice(-5)
+        .map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l));
+    child.stdout.on('data', out);
+    child.stderr.on('data', out);
     const timer = setTimeout(() => {
       stopped = true;
       child.kill('SIGKILL');
@@ -227,7 +292,7 @@ async function runClient(
       clearTimeout(timer);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      resolve({ code, signal, stoppedByTimeBound: stopped });
+      resolve({ code, signal, stoppedByTimeBound: stopped, lastLines: lastLines() });
     });
   });
   return { exit, interrupted };
@@ -238,15 +303,18 @@ function summarizeClient(
   o: Options,
   profile: Profile,
   observer: { url: string; exchanges: ObservedExchange[] },
-  exit: ClientSummary['commandExit'],
+  rounds: Round[],
   interrupted: NodeJS.Signals | undefined,
   started: number,
 ): ClientSummary {
   const xs = observer.exchanges;
+  // The run's exit: the first round that did not end well, else the last.
+  const exit = (rounds.find((r) => r.exit.error || r.exit.code !== 0 || r.exit.signal) ?? rounds[rounds.length - 1]!).exit;
+  const stopped = (n: number) => rounds.find((r) => r.round === n)?.exit.stoppedByTimeBound ?? false;
   const rules = exit.error
     ? []
-    : judgeAll(o.service, xs, { retryCeiling: o.retryCeiling, commandStopped: exit.stoppedByTimeBound, names: profile.gateway, feed: profile.feed });
-  const decided = decide(rules, { commandError: exit.error, stopped: exit.stoppedByTimeBound });
+    : judgeRounds(o.service, xs, { retryCeiling: o.retryCeiling, commandStopped: false, names: profile.gateway, feed: profile.feed }, stopped);
+  const decided = decide(rules, { commandError: exit.error, stopped: exit.stoppedByTimeBound, exit: interrupted ? undefined : exit });
   const message = interrupted ? `interrupted by ${interrupted}: the results are partial; ${decided.message}` : decided.message;
   const count = (v: string) => rules.filter((r) => r.verdict === v).length;
   const requirements = requirementsOf(o.service, rules);
@@ -256,7 +324,7 @@ function summarizeClient(
     verdict: decided.verdict,
     exitCode: CLIENT_EXIT_CODES[decided.verdict],
     message,
-    complete: !exit.error && !exit.stoppedByTimeBound && !interrupted,
+    complete: !exit.error && !rounds.some((r) => r.exit.stoppedByTimeBound) && !interrupted,
     startedAt: new Date(started).toISOString(),
     finishedAt: new Date(finished).toISOString(),
     durationMs: finished - started,
@@ -264,6 +332,7 @@ function summarizeClient(
     target: { deployment: o.targetUrl ?? 'reference (embedded)', embedded: !o.targetUrl, observer: observer.url },
     command: o.command,
     commandExit: exit,
+    rounds,
     scenarios: (o.service === 'feed' ? FEED_SCENARIOS : GATEWAY_SCENARIOS).map((s) => ({
       ...s,
       exchanges: xs.filter((x) => x.scenario === s.name).map((x) => x.seq),

@@ -142,3 +142,13 @@ test('a retry after 429 is the same request however it is spelt', () => {
   const v = verdictOf('feed', [refused, retry], 'client-feed-retry-after');
   expect(v.verdict).toBe('failed');
 });
+
+test('any retry makes the retry rules apply: one call retried leaves them not exercised (never not applicable); no retry at all, not applicable', () => {
+  const call = { method: 'POST', url: '/v1/chat/completions', requestBody: '{"model":"m"}' };
+  const retried = [x({ ...call, at: 0, status: 429, responseHeaders: { 'retry-after': '1' } }), x({ ...call, at: 1100 })];
+  expect(verdictOf('gateway', retried, 'client-gw-retry-cap').verdict).toBe('not exercised');
+  expect(verdictOf('gateway', retried, 'client-gw-retry-statuses').verdict).toBe('not exercised');
+  expect(verdictOf('gateway', retried, 'client-gw-retry-cap').message).toContain('needed one to answer 502 every time');
+  const once = [x({ ...call, at: 0, status: 429 })];
+  expect(verdictOf('gateway', once, 'client-gw-retry-cap').verdict).toBe('not applicable');
+});

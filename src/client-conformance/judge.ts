@@ -366,6 +366,11 @@ const FEED_JUDGES: Judge[] = [
 // ---------------------------------------------------------------- gateway
 
 const isCall = (x: ObservedExchange) => x.method === 'POST';
+/** The client repeated a call (a retry, whatever it answered). */
+const retriedAny = (xs: ObservedExchange[]) => {
+  const calls = xs.filter(isCall).map(callOf);
+  return new Set(calls).size < calls.length;
+};
 
 interface CredentialForms {
   bearer?: string;
@@ -393,9 +398,12 @@ const GATEWAY_JUDGES: Judge[] = [
       const refused = xs.filter((x) => isCall(x) && x.status !== undefined && x.status >= 400 && x.status < 500 && x.status !== 429);
       if (refused.length === 0) {
         const calls = new Set(xs.filter(isCall).map(callOf)).size;
-        return calls < 2
-          ? notApplicable(`the client made ${calls} distinct call(s); the scenario refuses the second one with 400`)
-          : notExercised('no 4xx other than 429 reached the client');
+        // Any retry makes the rule apply: a client that retried would retry a 400 too, for all its traffic shows.
+        return retriedAny(xs)
+          ? notExercised(
+              `the client retried, but no 4xx other than 429 reached it: it made ${calls} distinct call(s), and the scenario needed one it could refuse with 400`,
+            )
+          : notApplicable(`the client never repeated a call (${calls} distinct call(s), none retried)`);
       }
       const retried = refused.map((r) => ({ r, again: xs.slice(xs.indexOf(r) + 1).find((y) => callOf(y) === callOf(r)) })).filter((p) => p.again);
       return retried.length
@@ -460,9 +468,11 @@ const GATEWAY_JUDGES: Judge[] = [
       const down = xs.filter((x) => x.scenario === 'upstream-down');
       if (down.length === 0) {
         const calls = new Set(xs.filter(isCall).map(callOf)).size;
-        return calls < 3
-          ? notApplicable(`the client made ${calls} distinct call(s); the scenario keeps the third one failing`)
-          : notExercised('no call kept failing');
+        return retriedAny(xs)
+          ? notExercised(
+              `the client retried, but no call of it kept failing: it made ${calls} distinct call(s), and the scenario needed one to answer 502 every time`,
+            )
+          : notApplicable(`the client never repeated a call (${calls} distinct call(s), none retried)`);
       }
       const attempts = xs.filter((x) => callOf(x) === callOf(down[0]!));
       const retries = attempts.length - 1;
@@ -626,6 +636,39 @@ export function judgeAll(service: Service, xs: ObservedExchange[], ctx: JudgeCon
       message: out.message,
       observations: out.observations ?? {},
       evidence: [...new Set(out.evidence)].sort((a, b) => a - b),
+    };
+  });
+}
+
+/** Which round's verdict on a rule speaks for the run: a failure anywhere, else a warning, else a pass, ... */
+const WEIGHT: Record<RuleVerdict, number> = { failed: 4, warning: 3, passed: 2, 'not exercised': 1, 'not applicable': 0 };
+
+/**
+ * The rules judged on each run of the command (each round on its own traffic: a round's first request is no poll
+ * of the last one's), then merged: a rule failed in any round failed; one a later round provoked is decided there.
+ * `commandStopped` holds per round.
+ */
+export function judgeRounds(service: Service, xs: ObservedExchange[], ctx: JudgeContext, stopped: (round: number) => boolean): RuleResult[] {
+  const rounds = [...new Set(xs.map((x) => x.round ?? 1))].sort((a, b) => a - b);
+  if (rounds.length <= 1) return judgeAll(service, xs, { ...ctx, commandStopped: stopped(rounds[0] ?? 1) });
+  const judged = rounds.map((r) => ({
+    r,
+    rules: judgeAll(
+      service,
+      xs.filter((x) => (x.round ?? 1) === r),
+      { ...ctx, commandStopped: stopped(r) },
+    ),
+  }));
+  return judged[0]!.rules.map((first, i) => {
+    const all = judged.map(({ r, rules }) => ({ r, rule: rules[i]! }));
+    const best = all.reduce((a, b) => (WEIGHT[b.rule.verdict] > WEIGHT[a.rule.verdict] ? b : a));
+    const others = all.filter((a) => a !== best).map((a) => `round ${a.r}: ${a.rule.verdict}`);
+    return {
+      ...first,
+      verdict: best.rule.verdict,
+      message: `round ${best.r} of ${rounds.length}: ${best.rule.message}`,
+      observations: { ...Object.assign({}, ...all.map((a) => a.rule.observations)), 'other rounds': others.join('; ') },
+      evidence: best.rule.evidence,
     };
   });
 }

@@ -43,7 +43,9 @@ export interface ClientSummary {
   service: Service;
   target: { deployment: string; embedded: boolean; observer: string };
   command: string[];
-  commandExit: { code: number | null; signal: string | null; stoppedByTimeBound: boolean; error?: string };
+  commandExit: { code: number | null; signal: string | null; stoppedByTimeBound: boolean; error?: string; lastLines?: string[] };
+  /** Each run of the command: the scenario repeats it while it needs another round to provoke a rule. */
+  rounds?: { round: number; why: string; exit: ClientSummary['commandExit'] }[];
   scenarios: (ScenarioInfo & { exchanges: number[] })[];
   counts: { passed: number; failed: number; warnings: number; notApplicable: number; notExercised: number; unverifiable: number; total: number };
   rules: RuleResult[];
@@ -53,11 +55,32 @@ export interface ClientSummary {
   requests: number;
 }
 
-export function decide(rules: RuleResult[], o: { commandError?: string; stopped: boolean }): { verdict: ClientRunVerdict; message: string } {
+/** How the client's own run ended, when that alone keeps it from being conformant: a crash, a non-zero exit, a signal. */
+export function exitFinding(exit: ClientSummary['commandExit'] | undefined): string | undefined {
+  if (!exit || exit.error || exit.stoppedByTimeBound || (exit.code === 0 && !exit.signal)) return undefined;
+  const how = exit.signal ? `was ended by ${exit.signal}` : `exited with status ${exit.code}`;
+  const lines = (exit.lastLines ?? []).map((l) => `"${l}"`);
+  return `the client ${how}${lines.length ? ` (its last output: ${lines.join(' / ')})` : ''}`;
+}
+
+/**
+ * The run's verdict. The client's own result is evidence: a client that crashed or exited non-zero is never
+ * conformant, whatever its traffic showed (it did not finish what it set out to do), and the message says so first.
+ */
+export function decide(
+  rules: RuleResult[],
+  o: { commandError?: string; stopped: boolean; exit?: ClientSummary['commandExit'] },
+): { verdict: ClientRunVerdict; message: string } {
   if (o.commandError) return { verdict: 'error', message: `the command could not run: ${o.commandError}` };
+  const exited = exitFinding(o.exit);
   const failed = rules.filter((r) => r.verdict === 'failed');
-  if (failed.length)
-    return { verdict: 'nonconformant', message: `${failed.length} client rule(s) failed: ${failed.map((r) => r.requirements.join('+')).join(', ')}` };
+  if (failed.length || exited)
+    return {
+      verdict: 'nonconformant',
+      message: [exited, failed.length ? `${failed.length} client rule(s) failed: ${failed.map((r) => r.requirements.join('+')).join(', ')}` : undefined]
+        .filter(Boolean)
+        .join('; '),
+    };
   // A client none of whose rules applied (it used nothing the rules govern, or made no request) is not conformant.
   if (rules.length && rules.every((r) => r.verdict === 'not applicable'))
     return { verdict: 'incomplete', message: `no client rule applied: the client used nothing they govern (${rules[0]!.message}, …)` };

@@ -64,19 +64,33 @@ export function scaleCacheControl(value: string): string {
   return value.replace(/\b(max-age|s-maxage)=(\d+)/g, (_m, name: string, n: string) => `${name}=${Math.max(1, Math.round(Number(n) / TIME_SCALE))}`);
 }
 
-export function feedScenario(): (req: ObservedRequest, log: ObservedExchange[]) => Decision {
+/**
+ * How a round of the feed scenarios places its refusals. The first round leaves room to judge the polls: the 429
+ * comes on the first request that repeats one already answered (a poll, timed and judged like any other), its
+ * next repetition gets the 503. A client that repeats nothing meets them in a second round, on its first request.
+ */
+export interface FeedPlan {
+  refuseEarly: boolean;
+}
+
+export function feedScenario(plan: FeedPlan = { refuseEarly: false }): (req: ObservedRequest, log: ObservedExchange[]) => Decision {
   let limited: string | undefined;
   let unavailableSent = false;
   let cursorRejected = false;
+  let start: number | undefined;
   const scale = (_status: number, h: Record<string, string>): Record<string, string> =>
     h['cache-control'] ? { ...h, 'cache-control': scaleCacheControl(h['cache-control']) } : h;
   return (req, log) => {
+    start ??= log.length;
+    const mine = log.slice(start);
     const retryAfter = { 'retry-after': String(SCENARIO_RETRY_AFTER) };
-    if (log.length === 0) {
-      limited = feedRequestKey(req);
+    const key = feedRequestKey(req);
+    const repeat = plan.refuseEarly ? mine.length === 0 : mine.some((y) => (y.status === 200 || y.status === 304) && feedRequestKey(y) === key);
+    if (limited === undefined && repeat) {
+      limited = key;
       return { kind: 'answer', scenario: 'rate-limited-then-unavailable', answer: feedProblem(429, 'rate_limited', 'too many requests', retryAfter) };
     }
-    if (!unavailableSent && feedRequestKey(req) === limited) {
+    if (!unavailableSent && key === limited) {
       unavailableSent = true;
       return { kind: 'answer', scenario: 'rate-limited-then-unavailable', answer: feedProblem(503, 'unavailable', 'temporarily unavailable', retryAfter) };
     }
@@ -90,6 +104,13 @@ export function feedScenario(): (req: ObservedRequest, log: ObservedExchange[]) 
     }
     return { kind: 'forward', rewriteHeaders: scale };
   };
+}
+
+/** The feed's next round: only when no 429 or 503 reached a client that made requests (it repeated none of them). */
+export function nextFeedRound(xs: ObservedExchange[], round: number): FeedPlan | undefined {
+  const mine = xs.filter((x) => (x.round ?? 1) === round);
+  if (round > 1 || mine.length === 0 || mine.some((x) => x.scenario === 'rate-limited-then-unavailable')) return undefined;
+  return { refuseEarly: true };
 }
 
 // ---------------------------------------------------------------- gateway
@@ -186,7 +207,30 @@ function events(path: string, whole: boolean): string {
   return whole ? `${sse(chunk('ok', null))}${sse(chunk('', 'stop'))}data: [DONE]\n\n` : sse(chunk(PARTIAL_TEXT, null));
 }
 
-export function gatewayScenario(o: { retryCeiling: number }): (req: ObservedRequest, log: ObservedExchange[]) => Decision {
+/** What the scenario does to a distinct (non-streamed) generation call, by its place among the client's calls. */
+export type GatewayRole = 'rate-limited-then-unavailable' | 'bad-request-not-retried' | 'upstream-down';
+export const GATEWAY_ROLES: GatewayRole[] = ['rate-limited-then-unavailable', 'bad-request-not-retried', 'upstream-down'];
+
+/**
+ * The gateway's next round, when a client that retried made too few distinct calls for every role (a one-call
+ * client meets the 429 and 503 only): the command runs again with the roles it has not met given to its first
+ * calls, until each was met, the client stopped calling, or three rounds ran.
+ */
+export function nextGatewayRound(xs: ObservedExchange[], round: number): GatewayRole[] | undefined {
+  const mine = xs.filter((x) => (x.round ?? 1) === round && x.method === 'POST');
+  const met = new Set(xs.map((x) => x.scenario).filter((s): s is GatewayRole => GATEWAY_ROLES.includes(s as GatewayRole)));
+  const rounds = new Set(xs.map((x) => x.round ?? 1));
+  const retried = [...rounds].some((r) => {
+    const calls = xs.filter((x) => (x.round ?? 1) === r && x.method === 'POST').map(callOf);
+    return new Set(calls).size < calls.length;
+  });
+  const missing = GATEWAY_ROLES.filter((r) => !met.has(r));
+  if (round >= 3 || mine.length === 0 || !retried || missing.length === 0) return undefined;
+  return [...missing, ...GATEWAY_ROLES.filter((r) => met.has(r))];
+}
+
+export function gatewayScenario(o: { retryCeiling: number; roles?: GatewayRole[] }): (req: ObservedRequest, log: ObservedExchange[]) => Decision {
+  const roles = o.roles ?? GATEWAY_ROLES;
   const numbered = new Map<string, number>();
   const attempts = new Map<string, number>();
   let brokenCall: string | undefined;
@@ -205,24 +249,20 @@ export function gatewayScenario(o: { retryCeiling: number }): (req: ObservedRequ
       return { kind: 'forward' };
     }
     if (!numbered.has(call)) numbered.set(call, numbered.size + 1);
-    const n = numbered.get(call)!;
+    const role = roles[numbered.get(call)! - 1];
     const ra = { 'retry-after': String(SCENARIO_RETRY_AFTER) };
-    if (n === 1 && attempt === 1)
+    if (role === 'rate-limited-then-unavailable' && attempt === 1)
+      return { kind: 'answer', scenario: role, answer: gatewayError(req.path, 429, 'access_denied', 'too many requests from this IP', ra) };
+    if (role === 'rate-limited-then-unavailable' && attempt === 2)
       return {
         kind: 'answer',
-        scenario: 'rate-limited-then-unavailable',
-        answer: gatewayError(req.path, 429, 'access_denied', 'too many requests from this IP', ra),
-      };
-    if (n === 1 && attempt === 2)
-      return {
-        kind: 'answer',
-        scenario: 'rate-limited-then-unavailable',
+        scenario: role,
         answer: gatewayError(req.path, 503, 'channel:no_available_key', 'no upstream account is available for the model', ra),
       };
-    if (n === 2 && attempt === 1)
-      return { kind: 'answer', scenario: 'bad-request-not-retried', answer: gatewayError(req.path, 400, 'invalid_request', 'the request is invalid') };
-    if (n === 3 && attempt <= o.retryCeiling + 1)
-      return { kind: 'answer', scenario: 'upstream-down', answer: gatewayError(req.path, 502, 'bad_response_status_code', 'the upstream answered 500') };
+    if (role === 'bad-request-not-retried' && attempt === 1)
+      return { kind: 'answer', scenario: role, answer: gatewayError(req.path, 400, 'invalid_request', 'the request is invalid') };
+    if (role === 'upstream-down' && attempt <= o.retryCeiling + 1)
+      return { kind: 'answer', scenario: role, answer: gatewayError(req.path, 502, 'bad_response_status_code', 'the upstream answered 500') };
     return { kind: 'forward' };
   };
 }
