@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, describeConfig, parseConfig } from './config.js';
 import { scratchDir } from '../fixtures/scratch.js';
@@ -185,14 +185,41 @@ describe('configuration', () => {
   });
 });
 
-describe('the module cache of vitest (fsModuleCache) is used only where it can be written', () => {
-  test("a clone or a local install: kept in the suite's node_modules; a copy without a node_modules of its own: not used", async () => {
-    const { moduleCache } = await import('./cli.js');
+describe('the caches of a run: nothing under node_modules, nothing two runs could break for each other', () => {
+  test("vitest's results cache is off; the module cache is under the temporary directory, one per checkout and dependency set", async () => {
+    const { moduleCache, runnerCaches } = await import('./cli.js');
+    const tmp = scratchDir('tmp-');
     const clone = scratchDir('clone-');
     mkdirSync(path.join(clone, 'node_modules'));
-    expect(moduleCache(clone)).toEqual({ fsModuleCache: true, fsModuleCachePath: path.join(clone, 'node_modules', '.experimental-vitest-cache') });
-    // An installed copy whose dependencies were hoisted (or a folder it cannot write): vitest starts without the cache
-    // instead of failing on writing it.
-    expect(moduleCache(scratchDir('installed-'))).toEqual({ fsModuleCache: false });
+    writeFileSync(path.join(clone, 'node_modules', '.package-lock.json'), '{"lockfileVersion":3}');
+    const cache = moduleCache(clone, tmp);
+    expect(cache.fsModuleCache).toBe(true);
+    expect(path.relative(tmp, cache.fsModuleCachePath!)).not.toMatch(/^\.\./);
+    expect(cache.fsModuleCachePath).not.toContain('node_modules');
+    // The same checkout and dependencies share it (its writes are atomic); another checkout, or changed dependencies, do not.
+    expect(moduleCache(clone, tmp)).toEqual(cache);
+    expect(moduleCache(scratchDir('clone-'), tmp).fsModuleCachePath).not.toBe(cache.fsModuleCachePath);
+    writeFileSync(path.join(clone, 'node_modules', '.package-lock.json'), '{"lockfileVersion":3,"packages":{}}');
+    expect(moduleCache(clone, tmp).fsModuleCachePath).not.toBe(cache.fsModuleCachePath);
+    // What the command gives vitest: no path inside the suite's node_modules, no results cache.
+    const given = runnerCaches();
+    expect(given.cache).toBe(false);
+    expect(JSON.stringify(given)).not.toContain('node_modules');
+  });
+
+  test('a cache folder another user could write (or owns) is not used: the run goes without it', async () => {
+    const { moduleCache } = await import('./cli.js');
+    const tmp = scratchDir('tmp-');
+    const clone = scratchDir('clone-');
+    const { fsModuleCachePath } = moduleCache(clone, tmp);
+    const base = path.dirname(fsModuleCachePath!);
+    chmodSync(base, 0o777);
+    expect(moduleCache(clone, tmp)).toEqual({ fsModuleCache: false });
+    chmodSync(base, 0o700);
+    expect(moduleCache(clone, tmp).fsModuleCache).toBe(true);
+    if (process.getuid?.() === 0) {
+      chownSync(base, 4242, 4242);
+      expect(moduleCache(clone, tmp)).toEqual({ fsModuleCache: false });
+    }
   });
 });
