@@ -3,12 +3,13 @@
  * key forms of the document's Authentication table (read from the OpenAPI security schemes, named through the
  * profile), the model to use, and the per-vendor error envelopes.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type WebSocketClass from 'ws';
 import { http, once, secret, runContext, serviceUrl } from './context.js';
 import { clientRules, componentSchema, field, formatAjvErrors, kebab, loadOpenApi, validator, type OpenApiDoc, type OperationObject } from './spec.js';
-import { isTransient, TargetUnavailableError, type HttpResponse, type SendOptions } from './http.js';
+import { USER_AGENT, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
 
@@ -347,23 +348,14 @@ export async function openRealtime(o: {
   const url = new URL(serviceUrl('gateway', runContext().realtimePath).replace(/^http/, 'ws'));
   url.searchParams.set('model', o.model);
   for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
-  let waited = 0;
-  for (let attempt = 0; ; attempt++) {
-    const outcome = await handshake(url, o, { attempt, waited });
-    if (outcome.opened || outcome.status === undefined) return outcome;
-    const httpUrl = new URL(url.href.replace(/^ws/, 'http'));
-    const next = await http().afterAnswer(
-      httpUrl,
-      'GET (WebSocket)',
-      { status: outcome.status, retryAfter: outcome.retryAfter, body: outcome.body },
-      attempt,
-      rules,
-      'transient',
-    );
-    if (next.action === 'answer') return outcome;
-    if (next.action === 'unavailable') throw new TargetUnavailableError(next.message, outcome.status);
-    waited = next.waited;
-  }
+  const { result, unavailable } = await http().retried(url, 'GET (WebSocket)', { rules, mode: 'transient' }, async (retry) => {
+    const outcome = await handshake(url, o, retry);
+    if (outcome.opened) return { result: outcome };
+    if (outcome.status === undefined) return { result: outcome, unanswered: outcome.error ?? 'no handshake' };
+    return { result: outcome, answer: { status: outcome.status, retryAfter: outcome.retryAfter, body: outcome.body } };
+  });
+  if (unavailable) throw unavailable;
+  return result;
 }
 
 async function handshake(
@@ -371,11 +363,13 @@ async function handshake(
   o: { protocols: string[]; headers?: Record<string, string> },
   retry: { attempt: number; waited: number },
 ): Promise<WsOutcome> {
-  const requestHeaders = { ...(o.headers ?? {}), ...(o.protocols.length ? { 'sec-websocket-protocol': o.protocols.join(', ') } : {}) };
+  // The suite's own User-Agent, as on its other requests (a check may send its own).
+  const headers = { 'user-agent': USER_AGENT, ...(o.headers ?? {}) };
+  const requestHeaders = { ...headers, ...(o.protocols.length ? { 'sec-websocket-protocol': o.protocols.join(', ') } : {}) };
   const record = await http().external(url, 'GET (WebSocket)', requestHeaders, 'gateway', retry);
   const timeoutMs = runContext().timeoutMs;
   const outcome = await new Promise<WsOutcome>((resolve) => {
-    const ws = new WebSocket(url, o.protocols, { headers: o.headers, handshakeTimeout: timeoutMs });
+    const ws = new WebSocket(url, o.protocols, { headers, handshakeTimeout: timeoutMs });
     const timer = setTimeout(() => {
       ws.terminate();
       resolve({ opened: false, error: `no handshake within ${timeoutMs / 1000} s` });
@@ -436,8 +430,22 @@ const platformFetch = globalThis.fetch;
 const GENERATION = /\/chat\/completions$|\/messages$|:generateContent$|\/responses$/;
 
 /**
+ * An official client's call under way (sdkCall, sdkError): the fetch below notes here when the suite itself ended one
+ * of the call's requests (the target unavailable past the retries, the breaker no longer contacting it, the budget
+ * spent), so that the check learns it whatever error the client made of it (a connection error, a typed 503).
+ */
+const sdkCalls = new AsyncLocalStorage<{ stopped?: Error }>();
+
+/** The suite ended a request of the official client's call under way: the call's check ends with this error. */
+function stopSdkCall(e: Error): void {
+  const call = sdkCalls.getStore();
+  if (call) call.stopped ??= e;
+}
+
+/**
  * A fetch for the vendor SDKs that goes through the suite's rules: only the configured origin, counted against
- * the budget, every exchange recorded (redacted), generations counted as billable when answered 2xx.
+ * the budget, every exchange recorded (redacted), generations counted as billable when answered 2xx, and the
+ * suite's retry loop (HttpClient.retried: its retry policy and its breaker, as for every request the suite sends).
  */
 export function recordingFetch(): typeof fetch {
   return async (input, init) => {
@@ -447,66 +455,69 @@ export function recordingFetch(): typeof fetch {
     new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).forEach((v, k) => (headers[k] = v));
     const requestBody = typeof init?.body === 'string' ? init.body : undefined;
     const client = http();
-    // SDK retries are off; the document's retry rules apply here instead, by the suite's client's own retry policy:
-    // 429/5xx, Retry-After or the origin's backoff, retries first, capped. Past the cap the SDK gets the last answer.
-    let waited = 0;
-    for (let attempt = 0; ; attempt++) {
-      const record = await client.external(url, method, headers, 'gateway', { attempt, waited });
-      let res: Response;
-      try {
-        // Never follow a redirect: a key must not leave the configured origin (the client refuses it, so must this).
-        res = await platformFetch(input, { ...init, redirect: 'manual' });
-      } catch (e) {
-        record({ error: (e as Error).message, attempt });
-        throw e;
-      }
-      const responseHeaders: Record<string, string> = {};
-      res.headers.forEach((v, k) => (responseHeaders[k] = v));
-      let text: string;
-      try {
-        text = await res.clone().text();
-      } catch (e) {
-        // A body that broke: recorded (which frees the request's slot and notes the answer), then the SDK's error.
-        record({ status: res.status, responseHeaders, error: (e as Error).message, attempt });
-        throw e;
-      }
-      record({
-        status: res.status,
-        responseHeaders,
-        responseBody: text,
-        bodyBytes: text.length,
-        billable: GENERATION.test(url.pathname),
-        requestBody,
-        attempt,
+    // SDK retries are off; the document's retry rules apply here instead, by the suite's client's own retry loop:
+    // 429/5xx, Retry-After or the origin's backoff, retries first, capped. Past the cap the SDK gets the last answer,
+    // and the check learns that the target was unavailable (stopSdkCall).
+    let ended: { result: Response | Error; unavailable?: Error };
+    try {
+      ended = await client.retried<Response | Error>(url, method, { rules }, async (retry) => {
+        const record = await client.external(url, method, headers, 'gateway', retry);
+        let res: Response;
+        try {
+          // Never follow a redirect: a key must not leave the configured origin (the client refuses it, so must this).
+          res = await platformFetch(input, { ...init, redirect: 'manual' });
+        } catch (e) {
+          record({ error: (e as Error).message, attempt: retry.attempt });
+          return { result: e as Error, unanswered: (e as Error).message };
+        }
+        const responseHeaders: Record<string, string> = {};
+        res.headers.forEach((v, k) => (responseHeaders[k] = v));
+        let text: string;
+        try {
+          text = await res.clone().text();
+        } catch (e) {
+          // A body that broke: recorded (which frees the request's slot and notes the answer), then the SDK's error.
+          record({ status: res.status, responseHeaders, error: (e as Error).message, attempt: retry.attempt });
+          return { result: e as Error, unanswered: (e as Error).message };
+        }
+        const billable = GENERATION.test(url.pathname);
+        record({ status: res.status, responseHeaders, responseBody: text, bodyBytes: text.length, billable, requestBody, attempt: retry.attempt });
+        return { result: res, answer: { status: res.status, retryAfter: res.headers.get('retry-after') ?? undefined, body: text } };
       });
-      const next = await client.afterAnswer(
-        url,
-        method,
-        { status: res.status, retryAfter: res.headers.get('retry-after') ?? undefined, body: text },
-        attempt,
-        rules,
-      );
-      if (next.action === 'answer') return res;
-      // Past the cap the SDK gets the last answer; a transient one makes its call end unavailable (sdkCall).
-      if (next.action === 'unavailable') return res;
-      waited = next.waited;
+    } catch (e) {
+      // Not sent: the breaker no longer contacts the target, the budget is spent, a pause is longer than the suite waits.
+      stopSdkCall(e as Error);
+      throw e;
     }
+    if (ended.unavailable) stopSdkCall(ended.unavailable);
+    if (ended.result instanceof Error) throw ended.result;
+    return ended.result;
   };
+}
+
+/**
+ * The error an official client's call raised (undefined when it resolved), unless the suite itself ended one of its
+ * requests (the target unavailable, the budget spent): then that error, whatever the client made of it.
+ */
+export async function sdkError(f: () => Promise<unknown>): Promise<unknown> {
+  const call: { stopped?: Error } = {};
+  try {
+    await sdkCalls.run(call, f);
+    return undefined;
+  } catch (e) {
+    if (call.stopped) throw call.stopped;
+    return e;
+  }
 }
 
 /** Run an official client's call: an exception from it means the client did not work against the target. */
 export async function sdkCall<T>(label: string, f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (e) {
-    // A transient refusal that outlasted the retries (rate limited, no upstream): the target was unavailable, not
-    // broken. The SDKs keep the parsed error body: `error` is its error object (openai) or the whole body (anthropic).
-    const { status, error } = e as { status?: unknown; error?: unknown };
-    const body = JSON.stringify(typeof error === 'object' && error !== null && 'error' in error ? error : { error });
-    if (typeof status === 'number' && isTransient(rules, status, body))
-      throw new TargetUnavailableError(`target unavailable: the official client's ${label} answered ${String(status)} through the retries`);
-    throw new AssertionViolation(`the official client failed on ${label}: ${(e as Error).message.slice(0, 400)}`);
-  }
+  let value: T | undefined;
+  const error = await sdkError(async () => {
+    value = await f();
+  });
+  if (error === undefined) return value as T;
+  throw new AssertionViolation(`the official client failed on ${label}: ${(error as Error).message.slice(0, 400)}`);
 }
 
 /** Run `f` with the global fetch routed through recordingFetch (for SDKs that take no fetch option). */

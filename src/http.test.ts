@@ -190,6 +190,40 @@ describe('a consistent wrong status is an answer, not an outage', () => {
     expect(new Set(given).size, given.join('\n')).toBe(1);
   });
 
+  test("a feed 503 on every try of one request, while the feed answers another asked meanwhile and this one once more, is the feed's answer", async () => {
+    const order: string[] = [];
+    const url = await server((_n, req, res) => {
+      order.push(req.url!);
+      if (req.url?.includes('limit=0')) res.writeHead(503, { 'retry-after': '1', 'content-type': 'application/problem+json' }).end('{"status":503}');
+      else res.writeHead(200).end('ok');
+    });
+    const { c, waits } = client(url);
+    expect((await c.send(`${url}/items`, { rules: clientRules('feed') })).status).toBe(200);
+    const res = await c.send(`${url}/items?limit=0`, { rules: clientRules('feed') });
+    expect(res.status).toBe(503);
+    expect(res.attempts.map((a) => a.status)).toEqual([503, 503, 503, 503]);
+    // The retries waited Retry-After; then the other request (after the pause the last 503 set), then this one once more.
+    expect(order).toEqual(['/items', '/items?limit=0', '/items?limit=0', '/items?limit=0', '/items', '/items?limit=0']);
+    expect(waits.slice(0, 2)).toEqual([1000, 1000]);
+  });
+
+  test('a feed gone down: the other request meets the 503 too, and the target is unavailable, not its answer', async () => {
+    let n = 0;
+    const url = await server((_i, _req, res) => (++n === 1 ? res.writeHead(200).end('ok') : res.writeHead(503, { 'retry-after': '0' }).end()));
+    const { c } = client(url);
+    await c.send(`${url}/items`, { rules: clientRules('feed') });
+    const e = await c.send(`${url}/items?limit=0`, { rules: clientRules('feed') }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TargetUnavailableError);
+    expect((e as Error).message).toMatch(/answered 503 3 time\(s\); gave up after 2 retries; GET http:\S+\/items, asked meanwhile, answered 503$/);
+    expect(n).toBe(5);
+  });
+
+  test('a feed 503 on every try, from a feed that has answered nothing else, is "target unavailable"', async () => {
+    const url = await server((_n, _q, res) => res.writeHead(503, { 'retry-after': '0' }).end());
+    const { c } = client(url);
+    await expect(c.send(`${url}/items?limit=0`, { rules: clientRules('feed') })).rejects.toThrow(/it has answered no other request normally/);
+  });
+
   test('a 500 from a target that has answered nothing else is still "target unavailable"', async () => {
     const url = await server((_n, _q, res) => res.writeHead(500).end());
     const { c } = client(url, { maxRetries: 1 });

@@ -11,6 +11,7 @@ import type { ClientRules, Service } from './spec.js';
 import { Redactor } from './redact.js';
 import { decide, retryAfterMs, type RetryMode } from './retry-policy.js';
 import { OriginScheduler, PAUSING_STATUSES, priority, type Priority } from './origins.js';
+import { SUITE_NAME, SUITE_VERSION } from './version.js';
 
 export { statusMatches, isTransient, retryAfterMs, type RetryMode } from './retry-policy.js';
 
@@ -82,6 +83,15 @@ export interface SendOptions {
   continuation?: boolean;
 }
 
+/** One attempt of an exchange the client does not make itself (HttpClient.retried), and what the target answered. */
+export interface ExternalAttempt<T> {
+  result: T;
+  /** The answer the retry policy judges; absent when there is none to judge (an opened WebSocket, no answer at all). */
+  answer?: { status: number; retryAfter?: string; body?: string };
+  /** Why there was no answer (the connection failed, nothing came in time): the breaker counts it. */
+  unanswered?: string;
+}
+
 export interface HttpResponse {
   url: string;
   status: number;
@@ -134,6 +144,9 @@ export class BrokenBodyError extends TransportError {
   }
 }
 
+/** An answer that is not a refusal (below 500, not 429): the origin is answering. */
+const answersNormally = (status: number): boolean => status < 500 && status !== 429;
+
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
@@ -141,6 +154,13 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
 }
 
 const RECORDED_BODY_CHARS = 16_384;
+
+/**
+ * The User-Agent of every request the suite sends itself (its own requests, the raw reader's, the WebSocket
+ * handshake), so that an operator reading the access log knows whose they are. An official client's requests keep
+ * that client's own User-Agent.
+ */
+export const USER_AGENT = `${SUITE_NAME}/${SUITE_VERSION}`;
 
 /**
  * What the suite asks for, as the clients of a deployment do: a gzip-compressed body where the target (or a proxy in
@@ -212,6 +232,8 @@ export class HttpClient {
   private readonly tripped = new Map<string, string>();
   /** Origins that have answered a request normally (below 500, not 429): the target is up. */
   private readonly answered = new Set<string>();
+  /** The latest GETs each origin answered normally, newest first (for confirm()). */
+  private readonly answeredGets = new Map<string, { href: string; service?: Service }[]>();
 
   constructor(opts: HttpClientOptions) {
     this.opts = opts;
@@ -238,8 +260,14 @@ export class HttpClient {
 
   /** An answer: the origin is up when it answers below 500 and not 429; its scheduler learns from every answer. */
   private noteAnswer(origin: string, status: number | undefined, retryAfter: string | undefined, where: string, epoch: number): void {
-    if (status !== undefined && status < 500 && status !== 429) this.answered.add(origin);
+    if (status !== undefined && answersNormally(status)) this.answered.add(origin);
     this.origins.noteAnswer(origin, status, retryAfter, where, epoch);
+  }
+
+  /** A GET the origin answered normally, kept (the latest few) as the other request confirm() may ask. */
+  private noteAnsweredGet(url: URL, service: Service | undefined): void {
+    const kept = (this.answeredGets.get(url.origin) ?? []).filter((a) => a.href !== url.href);
+    this.answeredGets.set(url.origin, [{ href: url.href, service }, ...kept].slice(0, 4));
   }
 
   async close(): Promise<void> {
@@ -354,23 +382,81 @@ export class HttpClient {
 
   async send(target: string, o: SendOptions = {}): Promise<HttpResponse> {
     const url = this.buildUrl(target, o.query);
-    const given = this.tripped.get(url.origin);
-    if (given) throw new TargetUnavailableError(`target unavailable: ${url.origin} is no longer contacted in this run (${given})`);
+    this.refuseTripped(url.origin);
     try {
       const res = await this.attempts(url, o);
-      this.streak.set(url.origin, 0);
+      this.settle(url.origin);
       return res;
     } catch (err) {
-      // A target that keeps refusing (429/503), not answering, or breaking connections is unavailable alike. A
-      // request the breaker stopped before it was sent (it waited for a slot while the breaker tripped) says nothing
-      // new about the target: it neither counts nor replaces the reason the breaker gave.
-      if (this.tripped.has(url.origin)) throw err;
-      if (err instanceof TargetUnavailableError || err instanceof NoResponseError || err instanceof TransportError) {
-        const n = (this.streak.get(url.origin) ?? 0) + 1;
-        this.streak.set(url.origin, n);
-        if (n >= (this.opts.breakerAfter ?? 3)) this.tripped.set(url.origin, `${n} requests in a row: ${err.message}`);
-      }
+      this.settle(url.origin, err);
       throw err;
+    }
+  }
+
+  /** A request to an origin the breaker has given up on is not sent: the target is unavailable, with the reason. */
+  private refuseTripped(origin: string): void {
+    const given = this.tripped.get(origin);
+    if (given) throw new TargetUnavailableError(`target unavailable: ${origin} is no longer contacted in this run (${given})`);
+  }
+
+  /**
+   * The breaker: how a request ended, whichever way it was sent (the client's own requests, and through retried()
+   * the raw reader's, the WebSocket handshake and an official client's fetch). A target that keeps refusing
+   * (429/503), not answering, or breaking connections is unavailable alike: after --breaker-after such requests in
+   * a row the origin is no longer contacted, and every later request to it, on every path, ends unavailable at once.
+   * A request the breaker stopped before it was sent (it waited for a slot while the breaker tripped) says nothing
+   * new about the target: it neither counts nor replaces the reason the breaker gave.
+   */
+  private settle(origin: string, failure?: unknown): void {
+    if (this.tripped.has(origin)) return;
+    if (failure === undefined) {
+      this.streak.set(origin, 0);
+      return;
+    }
+    if (!(failure instanceof TargetUnavailableError || failure instanceof NoResponseError || failure instanceof TransportError)) return;
+    const n = (this.streak.get(origin) ?? 0) + 1;
+    this.streak.set(origin, n);
+    if (n >= (this.opts.breakerAfter ?? 3)) this.tripped.set(origin, `${n} requests in a row: ${failure.message}`);
+  }
+
+  /**
+   * The retry loop of an exchange the client does not make itself (the raw reader, the WebSocket handshake, an
+   * official client's fetch), the same as its own requests': `attempt` makes one attempt (admitted through
+   * external(), which refuses it once the breaker has given up on the origin) and says what the target answered;
+   * after each answer the retry policy decides (afterAnswer), and the breaker counts how the exchange ended. An
+   * attempt that throws ends the loop with its error. Returns the last attempt's result, and, when the target
+   * counts as unavailable (the cap spent on refusals), why: the caller throws it, or (an official client's fetch,
+   * whose client must see the last answer) hands it to the check another way.
+   */
+  async retried<T>(
+    url: URL,
+    method: string,
+    o: { rules: ClientRules; mode?: RetryMode },
+    attempt: (retry: { attempt: number; waited: number }) => Promise<ExternalAttempt<T>>,
+  ): Promise<{ result: T; unavailable?: TargetUnavailableError }> {
+    const httpUrl = new URL(url.href.replace(/^ws/, 'http'));
+    const origin = httpUrl.origin;
+    let waited = 0;
+    for (let n = 0; ; n++) {
+      let r: ExternalAttempt<T>;
+      try {
+        r = await attempt({ attempt: n, waited });
+      } catch (err) {
+        this.settle(origin, err);
+        throw err;
+      }
+      if (!r.answer) {
+        this.settle(origin, r.unanswered === undefined ? undefined : new TransportError(r.unanswered));
+        return { result: r.result };
+      }
+      const next = await this.afterAnswer(httpUrl, method, r.answer, n, o.rules, o.mode ?? true);
+      if (next.action === 'retry') {
+        waited = next.waited;
+        continue;
+      }
+      const unavailable = next.action === 'unavailable' ? new TargetUnavailableError(next.message, r.answer.status) : undefined;
+      this.settle(origin, unavailable);
+      return { result: r.result, unavailable };
     }
   }
 
@@ -384,6 +470,7 @@ export class HttpClient {
       body = JSON.stringify(o.body);
       if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     }
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'user-agent')) headers['user-agent'] = USER_AGENT;
     const attempts: Exchange[] = [];
     const rules = o.retry === false ? undefined : o.rules;
     let waited = 0;
@@ -442,12 +529,9 @@ export class HttpClient {
     });
     if (decision.action === 'answer') return decision;
     const where = `${method} ${this.opts.redactor.redact(url.href)}`;
-    if (decision.action === 'unavailable') {
-      return {
-        action: 'unavailable',
-        message: `target unavailable: ${where} answered ${status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`,
-      };
-    }
+    const gaveUp = `target unavailable: ${where} answered ${status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`;
+    if (decision.action === 'unavailable') return { action: 'unavailable', message: gaveUp };
+    if (decision.action === 'confirm') return this.confirm(url, gaveUp);
     const g = this.origins.gate(url.origin);
     let wait = this.retryDelay(retryAfter, attempt, rules);
     if (PAUSING_STATUSES.includes(status) && retryAfterMs(retryAfter) === undefined) {
@@ -465,6 +549,35 @@ export class HttpClient {
     g.pending.retry++;
     await this.sleep(wait);
     return { action: 'retry', waited: own };
+  }
+
+  /**
+   * Past the cap on a refusal the rules take as the target's answer when it persists (the feed's 503): the same
+   * refusal on every try is an outage, or the target's answer to this one request. The origin is asked another
+   * request: the latest other GET it answered normally (under rules that have such refusals). Answered normally
+   * again, the origin is up and this request is tried once more, and whatever it answers then stands (the decision
+   * after a confirming try is the answer); refused or not answered, the target is unavailable. The other request
+   * goes when the origin's pause has passed, before requests not sent yet; the confirming try right after it.
+   */
+  private async confirm(url: URL, gaveUp: string): Promise<{ action: 'retry'; waited: number } | { action: 'unavailable'; message: string }> {
+    const other = this.answeredGets.get(url.origin)?.find((a) => a.href !== url.href);
+    if (!other) return { action: 'unavailable', message: `${gaveUp}, and it has answered no other request normally` };
+    let seen: string;
+    try {
+      const headers = { 'accept-encoding': ACCEPT_ENCODING, 'user-agent': USER_AGENT };
+      const r = await this.once(new URL(other.href), 'GET', headers, undefined, 0, { service: other.service, continuation: true });
+      if (answersNormally(r.status)) {
+        const g = this.origins.gate(url.origin);
+        g.pending.retry++;
+        return { action: 'retry', waited: g.pausedUntil };
+      }
+      seen = `answered ${r.status}`;
+    } catch (e) {
+      // The breaker gave up on the origin meanwhile: its reason says it all.
+      if (e instanceof TargetUnavailableError) return { action: 'unavailable', message: e.message };
+      seen = `got no answer (${(e as Error).message})`;
+    }
+    return { action: 'unavailable', message: `${gaveUp}; GET ${this.opts.redactor.redact(other.href)}, asked meanwhile, ${seen}` };
   }
 
   /** The wait before retry number attempt+1: Retry-After when given, else exponential backoff with full jitter. */
@@ -548,6 +661,7 @@ export class HttpClient {
         exchange.billable = true;
       }
       this.noteAnswer(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`, epoch);
+      if (method === 'GET' && answersNormally(res.statusCode) && o.rules?.transient.answerWhenPersistent?.length) this.noteAnsweredGet(url, o.service);
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);

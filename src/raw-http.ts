@@ -7,7 +7,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { http, runContext } from './context.js';
-import { ACCEPT_ENCODING, NoResponseError, TargetUnavailableError, TransportError } from './http.js';
+import { ACCEPT_ENCODING, NoResponseError, TransportError, USER_AGENT } from './http.js';
 import { clientRules, type Service } from './spec.js';
 
 export interface RawResponse {
@@ -24,21 +24,16 @@ const CRLF2 = Buffer.from('\r\n\r\n');
 
 /**
  * Send one GET on its own connection and read until the server closes it (or the run's timeout). A transient
- * refusal (a 429, or a 503 of the feed) is retried by the suite's client's own retry policy (Retry-After, or the
- * origin's backoff; retries first; capped); past the cap the target is unavailable.
+ * refusal (a 429, or a 503 of the feed) is retried by the suite's client's own retry loop (Retry-After, or the
+ * origin's backoff; retries first; capped; the breaker counts it); past the cap the target is unavailable.
  */
 export async function rawGet(url: URL, headers: Record<string, string>, service: Service, o: { continuation?: boolean } = {}): Promise<RawResponse> {
-  const client = http();
-  const rules = clientRules(service);
-  let waited = 0;
-  for (let attempt = 0; ; attempt++) {
-    const res = await rawGetOnce(url, headers, service, { attempt, waited, continuation: o.continuation });
-    const answer = { status: res.status, retryAfter: res.headers['retry-after'], body: res.after.toString('utf8') };
-    const next = await client.afterAnswer(url, 'GET', answer, attempt, rules, 'transient');
-    if (next.action === 'answer') return res;
-    if (next.action === 'unavailable') throw new TargetUnavailableError(next.message, res.status);
-    waited = next.waited;
-  }
+  const { result, unavailable } = await http().retried(url, 'GET', { rules: clientRules(service), mode: 'transient' }, async (retry) => {
+    const res = await rawGetOnce(url, headers, service, { ...retry, continuation: o.continuation });
+    return { result: res, answer: { status: res.status, retryAfter: res.headers['retry-after'], body: res.after.toString('utf8') } };
+  });
+  if (unavailable) throw unavailable;
+  return result;
 }
 
 async function rawGetOnce(
@@ -51,7 +46,7 @@ async function rawGetOnce(
   const requestHeaders: Record<string, string> = {
     host: url.host,
     accept: 'application/json',
-    'user-agent': 'conformance-suite',
+    'user-agent': USER_AGENT,
     // The representation the suite's other requests ask for, so that their ETags name the same one.
     'accept-encoding': ACCEPT_ENCODING,
     ...headers,

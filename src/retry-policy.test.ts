@@ -95,3 +95,23 @@ describe('after the answer: take it, retry it, or give up', () => {
     expect(decide({ ...base, mode: perUser, status: 500, attempt: 0 })).toEqual({ action: 'answer' });
   });
 });
+
+describe("a refusal that persists on one request while the target answers others (the feed's 503: every operation may answer it)", () => {
+  const base = { mode: true as RetryMode, maxRetries: 2, originAnswers: true };
+  test.each([
+    // rules, status, attempt, max retries, decision
+    ['feed', 503, 1, 2, 'retry'],
+    // The cap spent: the feed is asked another request before the refusal is taken for its answer.
+    ['feed', 503, 2, 2, 'confirm'],
+    // The confirming try (after the feed answered another request normally): its answer stands.
+    ['feed', 503, 3, 2, 'answer'],
+    // A 429 is a rate limit on every try: unavailable.
+    ['feed', 429, 2, 2, 'unavailable'],
+    // No retries allowed: nothing is tried again, so nothing is confirmed.
+    ['feed', 503, 0, 0, 'unavailable'],
+    // The gateway's rules take no refusal as its answer this way (a 503 with no upstream account is an outage).
+    ['gateway', 503, 2, 2, 'unavailable'],
+  ] as const)('%s %i, attempt %i of %i retries: %s', (service, status, attempt, maxRetries, action) => {
+    expect(decide({ ...base, rules: service === 'feed' ? feed : gateway, status, attempt, maxRetries })).toEqual({ action });
+  });
+});

@@ -62,13 +62,26 @@ export type RetryDecision =
   /** Retry, within the cap. */
   | { action: 'retry' }
   /** The cap is spent on refusals that say the target is unavailable: the check is unavailable, not failed. */
-  | { action: 'unavailable' };
+  | { action: 'unavailable' }
+  /**
+   * The cap is spent on a refusal the rules take as the target's answer when it persists (`answerWhenPersistent`):
+   * ask the origin another request; answered normally, try this one once more (attempt maxRetries + 1), whose
+   * answer then stands; else the target is unavailable.
+   */
+  | { action: 'confirm' };
+
+/** A refusal that is the target's answer to the request when it persists on it while the origin answers others. */
+export function answersWhenPersistent(rules: ClientRules, status: number): boolean {
+  return rules.transient.answerWhenPersistent?.includes(status) ?? false;
+}
 
 /**
  * What to do after an answer, attempt 0 being the first request. Within the cap a retried answer is retried. Past it,
- * a transient refusal means the target is unavailable; any other status the rules retry (the same 5xx every time)
- * is the target's answer when the origin answers other requests normally, and unavailability when it answers
- * nothing else.
+ * a transient refusal means the target is unavailable, unless the rules take it as the answer when it persists (the
+ * feed's 503: every operation may answer it): then the origin is asked another request first (confirm), and after
+ * that confirming try the refusal is the target's answer to this request. Any other status the rules retry (the same
+ * 5xx every time) is the target's answer when the origin answers other requests normally, and unavailability when it
+ * answers nothing else. With no retries allowed (maxRetries 0) nothing is tried again, so nothing is confirmed.
  */
 export function decide(a: {
   mode: RetryMode;
@@ -83,7 +96,10 @@ export function decide(a: {
 }): RetryDecision {
   if (!retries(a.mode, a.rules, a.status, a.body, a.retryAfter, a.attempt)) return { action: 'answer' };
   if (a.attempt < a.maxRetries) return { action: 'retry' };
-  if (isTransient(a.rules, a.status, a.body)) return { action: 'unavailable' };
+  if (isTransient(a.rules, a.status, a.body)) {
+    if (a.maxRetries === 0 || !answersWhenPersistent(a.rules, a.status)) return { action: 'unavailable' };
+    return a.attempt === a.maxRetries ? { action: 'confirm' } : { action: 'answer' };
+  }
   return a.originAnswers ? { action: 'answer' } : { action: 'unavailable' };
 }
 

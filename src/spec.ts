@@ -269,7 +269,15 @@ export interface ClientRules {
    * Refusals that say the target is unavailable for now (rate limited, no upstream), not what it answers to this
    * request: retried whatever the request expects, and past the retry cap the target is unavailable.
    */
-  transient: { statuses: number[]; answerCodes?: { on: number[]; codes: string[] } };
+  transient: {
+    statuses: number[];
+    answerCodes?: { on: number[]; codes: string[] };
+    /**
+     * Transient statuses that, answered to one request on every try while the origin answers other requests, are
+     * the target's answer to that request (the feed's 503: every operation may answer it).
+     */
+    answerWhenPersistent?: number[];
+  };
   retryAfterRequired?: boolean;
   backoff?: { baseMs: number; maxMs: number; jitter: 'equal' };
   requirements: string[];

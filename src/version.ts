@@ -1,8 +1,10 @@
-/** The suite's own version (package.json, read from the package root: works from a clone and from node_modules). */
+/** The suite's own name and version (package.json, read from the package root: works from a clone and from node_modules). */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const SUITE_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string }).version;
+const PACKAGE = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { name: string; version: string };
+export const SUITE_NAME = PACKAGE.name;
+export const SUITE_VERSION = PACKAGE.version;
 
 /**
  * Version of the summary.json format (specs/summary.schema.json). Raise the major on a change that removes or

@@ -11,9 +11,8 @@ import type OpenAIClient from 'openai';
 import type AnthropicClient from '@anthropic-ai/sdk';
 
 import { check, expect } from '../../src/harness.js';
-import { TargetUnavailableError } from '../../src/http.js';
 import { baseUrl, runContext } from '../../src/context.js';
-import { chosenModel, gw, recordingFetch, requireValidKey, sdkCall, unknownModel, withRecordedGlobalFetch } from '../../src/gateway.js';
+import { chosenModel, gw, recordingFetch, requireValidKey, sdkCall, sdkError, unknownModel, withRecordedGlobalFetch } from '../../src/gateway.js';
 
 const timeout = () => runContext().timeoutMs;
 /**
@@ -31,20 +30,14 @@ const openai = async (apiKey: string): Promise<OpenAIClient> =>
 const anthropic = async (apiKey: string): Promise<AnthropicClient> =>
   new (await Anthropic())({ apiKey, baseURL: baseUrl('gateway'), maxRetries: 0, timeout: timeout(), fetch: recordingFetch() });
 /**
- * The call fails with the client's typed error for the documented status. A 429 that outlasted the retries is
- * the target being unavailable (rate limited), not the status this check is about. A 5xx is the gateway's answer
- * to this very request (an unknown model answered 503 is a departure from the 404 the document gives it), and the
- * client's typed error for it is judged like any other.
+ * The call fails with the client's typed error for the documented status. A refusal that outlasted the retries (a
+ * 429, an outage's 503), or a request the suite no longer sends (the breaker, the budget), ends the check as the
+ * target being unavailable (sdkError), not as the status this check is about. A 5xx the retry policy takes as the
+ * gateway's answer to this very request (an unknown model answered 503 model_not_found departs from the 404 the
+ * document gives it) is judged like any other.
  */
-async function rejectsAs(call: Promise<unknown>, expected: abstract new (...args: never[]) => Error, label: string): Promise<void> {
-  let error: unknown;
-  try {
-    await call;
-  } catch (e) {
-    error = e;
-  }
-  const status = (error as { status?: unknown } | undefined)?.status;
-  if (status === 429) throw new TargetUnavailableError(`target unavailable: ${label} answered ${String(status)} through the client's retries`);
+async function rejectsAs(call: () => Promise<unknown>, expected: abstract new (...args: never[]) => Error, label: string): Promise<void> {
+  const error = await sdkError(call);
   expect(error, `the error ${label} raised`).toBeInstanceOf(expected);
 }
 const bogus = () => `sk-conformance-invalid-${randomBytes(8).toString('hex')}`;
@@ -79,7 +72,8 @@ describe.sequential('vendor A official client (openai)', () => {
     async (t) => {
       await requireValidKey(t);
       const { AuthenticationError } = await OpenAI();
-      await rejectsAs((await openai(bogus())).models.list(), AuthenticationError, 'models.list() with a bad key');
+      const client = await openai(bogus());
+      await rejectsAs(() => client.models.list(), AuthenticationError, 'models.list() with a bad key');
     },
   );
 
@@ -92,7 +86,8 @@ describe.sequential('vendor A official client (openai)', () => {
     async (t) => {
       const key = await requireValidKey(t);
       const { NotFoundError } = await OpenAI();
-      const missing = (await openai(key)).chat.completions.create({ model: unknownModel(), messages: [{ role: 'user', content: 'OK' }], max_tokens: 16 });
+      const client = await openai(key);
+      const missing = () => client.chat.completions.create({ model: unknownModel(), messages: [{ role: 'user', content: 'OK' }], max_tokens: 16 });
       await rejectsAs(missing, NotFoundError, 'a call naming an unknown model');
     },
   );
@@ -159,7 +154,8 @@ describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
     async (t) => {
       await requireValidKey(t);
       const { AuthenticationError } = await Anthropic();
-      await rejectsAs((await anthropic(bogus())).models.list(), AuthenticationError, 'models.list() with a bad key');
+      const client = await anthropic(bogus());
+      await rejectsAs(() => client.models.list(), AuthenticationError, 'models.list() with a bad key');
     },
   );
 
@@ -172,7 +168,8 @@ describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
     async (t) => {
       const key = await requireValidKey(t);
       const { NotFoundError } = await Anthropic();
-      const missing = (await anthropic(key)).messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
+      const client = await anthropic(key);
+      const missing = () => client.messages.create({ model: unknownModel(), max_tokens: 16, messages: [{ role: 'user', content: 'OK' }] });
       await rejectsAs(missing, NotFoundError, 'a call naming an unknown model');
     },
   );
