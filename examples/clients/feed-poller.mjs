@@ -9,8 +9,19 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** @typedef {'no-if-none-match'|'fast-poll'|'cursor-reuse'|'story-id-constructed'|'guessed-date'|'snapshot-polled'|'no-retry-wait'} Fault */
-export const FAULTS = ['no-if-none-match', 'fast-poll', 'cursor-reuse', 'story-id-constructed', 'guessed-date', 'snapshot-polled', 'no-retry-wait'];
+/** @typedef {'no-if-none-match'|'fast-poll'|'cursor-reuse'|'cursor-resent'|'story-id-constructed'|'merged-as-gone'|'guessed-date'|'snapshot-polled'|'no-retry-wait'|'items-mirror'} Fault */
+export const FAULTS = [
+  'no-if-none-match',
+  'fast-poll',
+  'cursor-reuse',
+  'cursor-resent',
+  'story-id-constructed',
+  'merged-as-gone',
+  'guessed-date',
+  'snapshot-polled',
+  'no-retry-wait',
+  'items-mirror',
+];
 
 const sMaxAge = (res) => Number(/s-maxage=(\d+)/.exec(res.headers.get('cache-control') ?? '')?.[1] ?? 0);
 
@@ -61,6 +72,10 @@ export async function runFeedPoller({ base, faults = new Set(), log = (s) => con
     if (!id && has('story-id-constructed')) id = t.id;
     if (!id) continue;
     let story = await get(`/api/v1/stories/${encodeURIComponent(id)}`);
+    if (story.status === 308 && has('merged-as-gone')) {
+      log(`story ${id} merged: dropping it`);
+      continue;
+    }
     if (story.status === 308) {
       log(`story ${id} merged; following ${story.location}`);
       story = await get(new URL(story.location, base).pathname);
@@ -84,6 +99,12 @@ export async function runFeedPoller({ base, faults = new Set(), log = (s) => con
       if (has('cursor-reuse')) {
         log('invalid_cursor: trying the same cursor again');
         next = await get(`/api/v1/items?limit=20&cursor=${encodeURIComponent(cursor)}`);
+      } else if (has('cursor-resent')) {
+        // "The cursor carries its query": the refused cursor once more on its own, then a restart.
+        log('invalid_cursor: the cursor alone, then the first page');
+        await get(`/api/v1/items?cursor=${encodeURIComponent(cursor)}`);
+        page = await get(first);
+        next = await get(`/api/v1/items?limit=20&cursor=${encodeURIComponent(page.body.page.nextCursor)}`);
       } else {
         log('invalid_cursor: restarting from the first page');
         page = await get(first);
@@ -122,4 +143,20 @@ export async function runFeedPoller({ base, faults = new Set(), log = (s) => con
   await pollWait(changes);
   changes = await get(`/api/v1/selected/changes?cursor=${encodeURIComponent(changes.body.cursor)}`);
   log(`changes polled: ${changes.body.count}`);
+
+  if (has('items-mirror')) {
+    // A local copy of "everything" kept from the items list: walked whole, then walked whole again to refresh it.
+    let last = changes;
+    for (let sync = 1; sync <= 2; sync++) {
+      await pollWait(last);
+      let p = await get('/api/v1/items?limit=100');
+      let count = p.body.items.length;
+      while (p.body.page.hasMore) {
+        p = await get(`/api/v1/items?limit=100&cursor=${encodeURIComponent(p.body.page.nextCursor)}`);
+        count += p.body.items.length;
+      }
+      log(`items mirror, sync ${sync}: ${count} items`);
+      last = p;
+    }
+  }
 }

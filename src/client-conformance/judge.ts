@@ -101,6 +101,13 @@ const feedResource = (x: ObservedExchange, names?: Profile['feed']) => feedReque
 /** The request itself, however it is spelt: the normalised request with its cursor or page token. */
 const feedRequest = (x: ObservedExchange, names?: Profile['feed']) => feedRequestKey(x, { names });
 
+/** The body an answer stands for: its own, or for a 304 the body of the last 200 to the same request. */
+function bodyOf(x: ObservedExchange, xs: ObservedExchange[], names?: Profile['feed']): unknown {
+  const full =
+    x.status === 304 ? [...xs.slice(0, xs.indexOf(x))].reverse().find((y) => feedRequest(y, names) === feedRequest(x, names) && y.status === 200) : x;
+  return full ? jsonOf(full) : undefined;
+}
+
 /** x fetches the next page that `prev` handed out (paging, not polling); a 304 stands for the body of the last 200. */
 function continues(prev: ObservedExchange, x: ObservedExchange, xs: ObservedExchange[], names: Profile['feed']): boolean {
   const full =
@@ -282,15 +289,25 @@ const FEED_JUDGES: Judge[] = [
       const wrong: string[] = [];
       const observations: Record<string, string> = {};
       const evidence: number[] = [];
+      const cursorOf = (y: ObservedExchange) => field(bodyOf(y, xs, ctx.feed), ctx.feed.items.nextCursor ?? 'page.nextCursor');
       for (const r of rejected) {
-        const next = xs.slice(xs.indexOf(r) + 1).find((y) => isRead(y) && feedResource(y, ctx.feed) === feedResource(r, ctx.feed));
+        const after = xs.slice(xs.indexOf(r) + 1);
+        const next = after.find((y) => isRead(y) && feedResource(y, ctx.feed) === feedResource(r, ctx.feed));
         evidence.push(r.seq);
-        if (!next) {
-          observations[`#${r.seq}`] = 'the client did not request that query again (read as: it gave up on the listing, which resumes nothing)';
-          continue;
-        }
-        evidence.push(next.seq);
-        if (queryOf(next).has('cursor')) wrong.push(`#${next.seq} ${next.url} carried a cursor after #${r.seq} answered invalid_cursor`);
+        if (!next) observations[`#${r.seq}`] = 'the client did not request that query again (read as: it gave up on the listing, which resumes nothing)';
+        else evidence.push(next.seq);
+        // Restarting means every cursor sent from now on was handed out after the refusal (the refused one only
+        // if a new first page gave it again), in whatever query or spelling it is sent.
+        after.forEach((y, i) => {
+          const c = isRead(y) && pathOf(y) === '/api/v1/items' ? queryOf(y).get('cursor') : null;
+          if (c === null || after.slice(0, i).some((z) => pathOf(z) === '/api/v1/items' && cursorOf(z) === c)) return;
+          evidence.push(y.seq);
+          wrong.push(
+            c === queryOf(r).get('cursor')
+              ? `#${y.seq} ${y.url} sent again the cursor #${r.seq} refused with invalid_cursor`
+              : `#${y.seq} ${y.url} carried a cursor no answer after #${r.seq} (invalid_cursor) had handed out`,
+          );
+        });
       }
       return wrong.length
         ? { verdict: 'failed', message: `did not restart from the first page: ${list(wrong)}`, evidence, observations }
@@ -359,6 +376,69 @@ const FEED_JUDGES: Judge[] = [
       return firstPages.length > 1
         ? { verdict: 'failed', message: `the snapshot was started ${firstPages.length} times: ${list(firstPages.map(describe))}`, evidence: seqs(firstPages) }
         : { verdict: 'passed', message: `the snapshot was taken once (${describe(firstPages[0]!)})`, evidence: seqs(firstPages) };
+    },
+  },
+  {
+    id: 'client-feed-follow-merged',
+    title: 'the client follows the Location of a merged story (308) to the surviving story',
+    service: 'feed',
+    requirements: ['feed-story-merged-308'],
+    judge(xs) {
+      const moved = xs.filter((x) => isRead(x) && /^\/api\/v1\/stories\/[^/]+$/.test(pathOf(x)) && x.status === 308 && x.responseHeaders?.location);
+      if (moved.length === 0) {
+        const stories = xs.filter((x) => isRead(x) && /^\/api\/v1\/stories\/[^/]+$/.test(pathOf(x))).length;
+        return notApplicable(
+          stories
+            ? `none of the ${stories} story request(s) met a merged story (308): the scenario's merged story is one a hot topic links`
+            : 'the client never requested a story',
+        );
+      }
+      const target = (x: ObservedExchange) => new URL(x.responseHeaders!.location!, 'http://x.invalid').pathname;
+      const gone = moved.filter((m) => !xs.slice(xs.indexOf(m) + 1).some((y) => isRead(y) && pathOf(y) === target(m)));
+      return gone.length
+        ? {
+            verdict: 'failed',
+            message: `treated a merged story as gone: the Location of ${list(gone.map((m) => `${describe(m)} (Location: ${m.responseHeaders!.location})`))} was never requested`,
+            evidence: seqs(gone),
+          }
+        : { verdict: 'passed', message: `${moved.length} merged story(ies), each followed to the story its Location names`, evidence: seqs(moved) };
+    },
+  },
+  {
+    id: 'client-feed-items-not-mirror',
+    title: 'the client does not keep a complete mirror with the windowed items list',
+    service: 'feed',
+    requirements: ['feed-client-items-not-mirror'],
+    judge(xs, ctx) {
+      const items = xs.filter((x) => isRead(x) && pathOf(x) === '/api/v1/items');
+      if (items.length === 0) return notApplicable('the client never requested the items list');
+      // A complete walk: a first page, then each next page, to the page that says there is no more. Walking the
+      // whole window more than once is keeping a copy of it complete: what the snapshot and changes feed are for.
+      const walks = new Map<string, ObservedExchange[][]>();
+      const open = new Map<string, ObservedExchange[]>();
+      for (const x of items) {
+        const key = feedResource(x, ctx.feed);
+        const walk = queryOf(x).has('cursor') ? open.get(key) : [];
+        if (!walk || (x.status !== 200 && x.status !== 304)) continue;
+        walk.push(x);
+        open.set(key, walk);
+        if (field(bodyOf(x, xs, ctx.feed), ctx.feed.items.hasMore ?? 'page.hasMore') === false && walk.length > 1) {
+          walks.set(key, [...(walks.get(key) ?? []), walk]);
+          open.delete(key);
+        }
+      }
+      const mirrored = [...walks].filter(([, w]) => w.length > 1);
+      return mirrored.length
+        ? {
+            verdict: 'failed',
+            message: `walked the whole items list to its last page ${list(mirrored.map(([k, w]) => `${w.length} times (${k.replace(/^GET /, '')}: ${w.map((p) => `#${p[0]!.seq}…#${p[p.length - 1]!.seq}`).join(', ')})`))}: the list is windowed and must not be used to keep a complete mirror`,
+            evidence: mirrored.flatMap(([, w]) => w.flat().map((p) => p.seq)),
+          }
+        : {
+            verdict: 'passed',
+            message: `${items.length} items request(s); the whole list was walked ${[...walks.values()].reduce((n, w) => n + w.length, 0)} time(s) (never again)`,
+            evidence: seqs(items.slice(0, 3)),
+          };
     },
   },
 ];
