@@ -8,7 +8,7 @@ import path from 'node:path';
 import { toAllureExchange } from '../evidence.js';
 import { generateHtml } from '../outputs/html.js';
 import type { Exchange } from '../http.js';
-import type { CheckResult } from '../verdicts.js';
+import { EXIT_CODES, type CheckResult, type RunVerdict } from '../verdicts.js';
 import { junitXml } from '../outputs/junit.js';
 import { loadCatalogue, requirement, type Level, type Service } from '../spec.js';
 import type { Redactor } from '../redact.js';
@@ -16,9 +16,9 @@ import type { RuleResult, RuleVerdict } from './judge.js';
 import type { ObservedExchange } from './observer.js';
 import type { ScenarioInfo } from './scenarios.js';
 
-export type ClientRunVerdict = 'conformant' | 'nonconformant' | 'incomplete' | 'error';
-/** The server suite's exit statuses, plus 2 for a usage error: 4 is an incomplete run (a rule not exercised). */
-export const CLIENT_EXIT_CODES: Record<ClientRunVerdict, number> = { conformant: 0, nonconformant: 1, error: 3, incomplete: 4 };
+/** The deployment command's run verdicts and exit statuses (src/verdicts.ts), and 2 for a usage error before any. */
+export type ClientRunVerdict = RunVerdict;
+export const CLIENT_EXIT_CODES: Record<ClientRunVerdict, number> = EXIT_CODES;
 
 export interface ClientRequirement {
   id: string;
