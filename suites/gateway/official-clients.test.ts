@@ -113,10 +113,15 @@ describe.sequential('vendor A official client (openai)', () => {
         return seen;
       });
       t.observe('chunks', `${chunks.length}, text ${JSON.stringify(chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join(''))}`);
+      // The document does not show the chunk format ("Event types and the streaming chunk format: not shown"): what
+      // is asserted is what the client needs to work. Its stream parser has already thrown on an event that is not
+      // JSON or that carries an error; its stream accumulation (ChatCompletionStream) iterates every chunk's
+      // `choices`, and the generation comes through their deltas. Nothing else: a chunk with empty choices, an empty
+      // id or object (an upstream's content-filter chunk, which the client reads) is not a departure.
       expect(chunks.length, 'chunks the client parsed from the stream').toBeGreaterThan(0);
       expect(
-        chunks.every((c) => c.object === 'chat.completion.chunk' && Array.isArray(c.choices)),
-        'every chunk is a chat.completion.chunk with choices',
+        chunks.every((c) => Array.isArray(c.choices)),
+        "every chunk has a choices array (the client's stream accumulation iterates it)",
       ).toBe(true);
       expect(
         chunks.some((c) => c.choices.some((ch) => ch.delta !== undefined)),
@@ -177,7 +182,7 @@ describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
   check(
     {
       id: 'gw-sdk-anthropic-stream',
-      title: "@anthropic-ai/sdk: a streamed message (stream: true) yields its events, message_start to message_stop, through the client's own parser",
+      title: "@anthropic-ai/sdk: a streamed message (stream: true) yields its events, message_start, its deltas, message_stop, through the client's own parser",
       requirements: ['gw-sdk-vendor-b'],
     },
     async (t) => {
@@ -195,9 +200,14 @@ describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
         return seen;
       });
       t.observe('events', types.join(', '));
-      expect(types[0], 'the first event').toBe('message_start');
-      expect(types, 'the events of the stream').toContain('content_block_delta');
-      expect(types[types.length - 1], 'the last event').toBe('message_stop');
+      // What the client needs to build the message (its MessageStream: a message_start, the content blocks' deltas
+      // after it, a message_stop after them), in that order; events of other types anywhere (the vendor's protocol
+      // adds some, and its client passes them on or skips them) are not a departure.
+      expect(types, 'the events the client parsed from the stream').toContain('message_start');
+      const start = types.indexOf('message_start');
+      expect(types.slice(start + 1), 'the events after message_start').toContain('content_block_delta');
+      const delta = types.indexOf('content_block_delta', start + 1);
+      expect(types.slice(delta + 1), 'the events after its first content_block_delta').toContain('message_stop');
     },
   );
 });
