@@ -8,7 +8,6 @@ import { createHash } from 'node:crypto';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'undici';
 import { AllureResultsReporter } from './outputs/allure-results.js';
 import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
@@ -21,6 +20,7 @@ import { generateHtml, reportPages } from './outputs/html.js';
 import { matrixHtml } from './outputs/matrix.js';
 import type { Exchange } from './http.js';
 import { loadCatalogue, SERVICES } from './spec.js';
+import { notTheService, reachable, schemeMismatch } from './target-probes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -65,68 +65,6 @@ export function moduleCache(root: string = ROOT, tmp: string = tmpdir()): { fsMo
 /** The caches vitest keeps for a run: the module cache above; not its results cache (in node_modules/.vite, for --changed and --sequence.shuffle). */
 export function runnerCaches(): { cache: false; experimental: ReturnType<typeof moduleCache> } {
   return { cache: false, experimental: moduleCache() };
-}
-
-/** Can we talk HTTP to the target at all? Any HTTP answer counts; connection, DNS or TLS failures do not. */
-async function reachable(url: string, timeoutMs: number): Promise<string | undefined> {
-  const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  try {
-    const res = await request(`${url}/`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
-    await res.body.dump();
-    return undefined;
-  } catch (e) {
-    const err = e as { name?: string; code?: string | number; message?: string; cause?: { name?: string; code?: string; message?: string } };
-    // The time bound (the abort signal's TimeoutError, or undici's own connect and header timeouts) is named as such.
-    const timedOut =
-      [err.name, err.cause?.name].includes('TimeoutError') ||
-      ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(String(err.cause?.code ?? err.code));
-    const cause = timedOut ? `no response within ${timeoutMs / 1000} s` : (err.cause?.code ?? err.code ?? err.cause?.message ?? err.message ?? String(e));
-    const hint = /CERT|SSL|TLS|SELF_SIGNED/i.test(String(cause)) ? ' (for a private CA, point NODE_EXTRA_CA_CERTS at its certificate)' : '';
-    return `${url} is unreachable: ${cause}${hint}`;
-  } finally {
-    await agent.close();
-  }
-}
-
-/**
- * Is the URL the service at all? One documented, anonymous request: the feed's items list, the gateway's model
- * listing without a credential (401 by the document). A 404 or an HTML page there means the URL is not the
- * service (a missing or extra path prefix), which is a configuration error, not 90 requirement failures. No answer
- * in time, or any other status, is left to the checks to judge.
- */
-async function notTheService(service: 'feed' | 'gateway', url: string, timeoutMs: number, count: () => void): Promise<string | undefined> {
-  const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
-  const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  try {
-    const get = async (p: string) => {
-      count();
-      const res = await request(`${url}${p}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
-      res.body.on('error', () => undefined);
-      res.body.destroy();
-      return { status: res.statusCode, type: String(res.headers['content-type'] ?? '') };
-    };
-    const html = (t: string) => /text\/html/i.test(t);
-    const res = await get(probe);
-    const type = res.type;
-    if (res.status !== 404 && !html(type)) return undefined;
-    // An HTML page on the feed's items list: a web site answering every path, or one HTML operation? A second
-    // documented operation decides (one operation serving HTML is a defect the checks report).
-    if (service === 'feed' && res.status !== 404) {
-      const second = await get('/api/v1/hot-topics');
-      if (second.status !== 404 && !html(second.type)) return undefined;
-    }
-    const what = service === 'feed' ? 'a content feed' : 'a model gateway';
-    const flag = service === 'feed' ? '--feed-url / FEED_BASE_URL' : '--gateway-url / GATEWAY_URL';
-    const hint =
-      service === 'gateway' && /\/v1\/?$/.test(url)
-        ? ' (the gateway URL is the bare root: drop the /v1 segment)'
-        : ` (a missing or extra path prefix? ${probe} must be at ${url}${probe})`;
-    return `this does not look like ${what}: GET ${url}${probe} answered ${res.status}${type ? ` ${type.split(';')[0]}` : ''}; check ${flag}${hint}`;
-  } catch {
-    return undefined;
-  } finally {
-    await agent.close().catch(() => undefined);
-  }
 }
 
 function readExchanges(reportDir: string): Exchange[] {
@@ -317,9 +255,13 @@ async function probeTargets(run: Run): Promise<number | undefined> {
   const urlOf = (s: (typeof config.services)[number]) => (s === 'feed' ? config.feedUrl! : config.gatewayUrl!);
   const probe = async (s: (typeof config.services)[number]) => {
     const url = urlOf(s);
-    run.probes++;
+    const count = () => run.probes++;
+    count();
     const problem = await reachable(url, config.timeoutMs);
-    return { problem, wrong: problem ? undefined : await notTheService(s, url, config.timeoutMs, () => run.probes++) };
+    const wrong = problem ? undefined : await notTheService(s, url, config.timeoutMs, count);
+    // The wrong scheme for its port explains either (http:// to a TLS port may answer an HTML 400, as nginx does).
+    const scheme = problem || wrong ? await schemeMismatch(s, url, problem ?? wrong!, config.timeoutMs, count) : undefined;
+    return { problem: scheme ? undefined : problem, wrong: scheme ?? wrong };
   };
   const origins = new Set(config.services.map((s) => new URL(urlOf(s)).origin));
   const found: Awaited<ReturnType<typeof probe>>[] = [];
