@@ -17,7 +17,7 @@ export const MAX_FUNCTION_LINES = 80;
  * the harness) → checks' helpers → outputs (functions of the summary) → commands.
  */
 export const LAYERS: [string, RegExp][] = [
-  ['contracts', /^src\/(spec|version|redact|retry-policy|base-url)\.ts$/],
+  ['contracts', /^src\/(spec|ledger|version|redact|retry-policy|base-url)\.ts$/],
   ['model', /^src\/(verdicts|origins|http|evidence|findings|config)\.ts$/],
   ['run', /^src\/(context|harness|raw-http)\.ts$/],
   ['checks', /^src\/(feed|gateway|generate|caching|facets|coverage)\.ts$/],

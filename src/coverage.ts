@@ -1,5 +1,6 @@
 /**
- * `npm run coverage [-- --json]`: every requirement of both catalogues with the checks that verify it.
+ * `npm run coverage [-- --json]`: every sentence of both documents (specs/<service>/ledger.json, src/ledger.ts) with the
+ * requirements it yields, and every requirement of both catalogues with the checks that verify it.
  * Server requirements are covered by conformance checks (collected from the suites, not run); client rules by
  * project tests whose declared name (describe and title, collected by vitest) says "client rule <id>"; a requirement marked `unverifiable` or `notApplicable` is listed with
  * its reason. Anything else is pending.
@@ -11,6 +12,7 @@ import { createVitest } from 'vitest/node';
 import { loadCatalogue, type CatalogueEntry } from './spec.js';
 import { setCollectContext } from './context.js';
 import { facets as allFacets, type Facet } from './facets.js';
+import { entryStatus, loadLedgers, type LedgerEntry } from './ledger.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -173,5 +175,65 @@ export function coverageText(rows: CoverageRow[]): string {
     `\n${rows.length} requirements: ${count('covered')} covered, ${count('unverifiable')} unverifiable from outside and ${count('not applicable')} not applicable to the suite (each with its reason), ${count('pending')} pending`,
     `${facets.length} facets: ${facets.filter((f) => f.checks.length).length} decided by checks, ${facets.filter((f) => !f.checks.length && f.reason).length} with a stated reason, ${facets.filter((f) => f.variants.length).length} shown failing on a named faulty variant, ${facetProblems(rows).length} without a check or a reason (the gate)`,
   );
+  return `${out.join('\n')}\n`;
+}
+
+/** One sentence, list item or table row of a document (specs/<service>/ledger.json) with what it yields. */
+export interface LedgerRow extends LedgerEntry {
+  service: string;
+  status: ReturnType<typeof entryStatus>;
+  /** Each requirement the entry yields: its status, checks, facets and the faulty variants that break it. */
+  yields: Pick<CoverageRow, 'id' | 'level' | 'status' | 'checks' | 'variants' | 'facets'>[];
+}
+
+/** The ledgers of both documents joined to the coverage rows: sentence → requirement → facet → check(s) → variant(s). */
+export function ledgerRows(rows: CoverageRow[]): LedgerRow[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return loadLedgers().flatMap((l) =>
+    l.entries.map((e) => ({
+      ...e,
+      service: rows.find((r) => r.id.startsWith(`${l.prefix}-`))?.service ?? l.prefix,
+      status: entryStatus(e),
+      yields: (e.requirements ?? []).flatMap((id) => {
+        const r = byId.get(id);
+        return r ? [{ id, level: r.level, status: r.status, checks: r.checks, variants: r.variants, facets: r.facets }] : [];
+      }),
+    })),
+  );
+}
+
+const quote = (words: string, n = 110) => `"${words.length > n ? `${words.slice(0, n - 1)}…` : words}"`;
+const first = (xs: string[], n: number) => `${xs.slice(0, n).join(', ')}${xs.length > n ? `, … (${xs.length})` : ''}`;
+
+/** The listing of the ledgers: each entry with what it yields down to checks and variants, then every gap in full. */
+export function ledgerText(entries: LedgerRow[]): string {
+  const out: string[] = [];
+  for (const service of [...new Set(entries.map((e) => e.service))]) {
+    const mine = entries.filter((e) => e.service === service);
+    const kinds = new Map<string, number>();
+    for (const e of mine) if (e.status === 'no obligation') kinds.set(e.kind!, (kinds.get(e.kind!) ?? 0) + 1);
+    const n = (s: LedgerRow['status']) => mine.filter((e) => e.status === s).length;
+    out.push(
+      `\n${service} document, sentence by sentence: ${mine.length} entries: ${n('mapped')} mapped to requirements, ${n('gap')} gaps, ${n('no obligation')} with no obligation (${[...kinds].map(([k, c]) => `${c} ${k}`).join(', ')})`,
+    );
+    let section = '';
+    for (const e of mine) {
+      if (e.section !== section) out.push(`  § ${(section = e.section)}`);
+      const mark = e.status === 'gap' ? '✗' : e.status === 'mapped' ? '→' : '·';
+      out.push(`    ${mark} ${e.id.padEnd(44)} ${quote(e.words)}`);
+      for (const y of e.yields) {
+        const proven = y.facets.filter((f) => f.variants.length).length;
+        const facets = y.facets.length ? `, ${y.facets.length} facet(s), ${proven} shown failing` : '';
+        const checks = y.status === 'covered' ? `${y.checks.length} check(s): ${first(y.checks, 2)}` : y.status;
+        out.push(`        ${y.id} [${y.level}] ${checks}${facets}${y.variants.length ? `; variants: ${first(y.variants, 3)}` : ''}`);
+      }
+      if (e.status === 'no obligation') out.push(`        ${e.kind}: ${e.reason}`);
+      else if (e.reason) out.push(`        note: ${e.reason}`);
+      if (e.gap) out.push(`        GAP: ${e.gap}`);
+    }
+  }
+  const gaps = entries.filter((e) => e.gap);
+  out.push(`\n${gaps.length} gap(s): sentences whose obligation no requirement covers, or covers only in part (the work list)`);
+  for (const g of gaps) out.push(`  ${g.id}: ${quote(g.words, 400)}\n    uncovered: ${g.gap}`);
   return `${out.join('\n')}\n`;
 }
