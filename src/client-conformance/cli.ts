@@ -16,7 +16,16 @@ import { Redactor } from '../redact.js';
 import { loadProfile, SPECS_DIR, type Profile, type Service } from '../spec.js';
 import { judgeRounds } from './judge.js';
 import { startObserver, type Decision, type ObservedExchange, type ObservedRequest } from './observer.js';
-import { asCheckResults, CLIENT_EXIT_CODES, decide, requirementsOf, writeClientHtml, writeClientReports, type ClientSummary } from './report.js';
+import {
+  asCheckResults,
+  CLIENT_EXIT_CODES,
+  decide,
+  REFUSED_FOR_GOOD,
+  requirementsOf,
+  writeClientHtml,
+  writeClientReports,
+  type ClientSummary,
+} from './report.js';
 import {
   DEFAULT_RETRY_CEILING,
   FEED_SCENARIOS,
@@ -314,7 +323,17 @@ function summarizeClient(
   const rules = exit.error
     ? []
     : judgeRounds(o.service, xs, { retryCeiling: o.retryCeiling, commandStopped: false, names: profile.gateway, feed: profile.feed }, stopped);
-  const decided = decide(rules, { commandError: exit.error, stopped: exit.stoppedByTimeBound, exit: interrupted ? undefined : exit });
+  // The scenario refusals for good that reached the client in the round whose exit is judged.
+  const exitRound = rounds.find((r) => r.exit === exit)?.round ?? 1;
+  const refusedForGood = [
+    ...new Set(xs.filter((x) => (x.round ?? 1) === exitRound && REFUSED_FOR_GOOD.includes(x.scenario ?? '')).map((x) => x.scenario!)),
+  ].join(', ');
+  const decided = decide(rules, {
+    commandError: exit.error,
+    stopped: exit.stoppedByTimeBound,
+    exit: interrupted ? undefined : exit,
+    refusedForGood: refusedForGood || undefined,
+  });
   const message = interrupted ? `interrupted by ${interrupted}: the results are partial; ${decided.message}` : decided.message;
   const count = (v: string) => rules.filter((r) => r.verdict === v).length;
   const requirements = requirementsOf(o.service, rules);

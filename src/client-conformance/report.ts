@@ -55,12 +55,33 @@ export interface ClientSummary {
   requests: number;
 }
 
-/** How the client's own run ended, when that alone keeps it from being conformant: a crash, a non-zero exit, a signal. */
-export function exitFinding(exit: ClientSummary['commandExit'] | undefined): string | undefined {
+/**
+ * The scenarios that refuse a call for good: a 400 (retrying does not help) and a 502 on every attempt until the
+ * retry cap. A correct client may give up on such a call and say so with a non-zero exit.
+ */
+export const REFUSED_FOR_GOOD = ['bad-request-not-retried', 'upstream-down'];
+
+/**
+ * How the client's own run ended, when that alone keeps it from being conformant: a crash, a non-zero exit, a signal.
+ * A non-zero exit (not a signal) after the scenario refused one of its calls for good (`refusedForGood` names it) is
+ * what a correct client may do: recorded in the verdict's message, not held against it.
+ */
+export function exitFinding(exit: ClientSummary['commandExit'] | undefined, refusedForGood?: string): string | undefined {
   if (!exit || exit.error || exit.stoppedByTimeBound || (exit.code === 0 && !exit.signal)) return undefined;
+  if (refusedForGood && !exit.signal) return undefined;
+  return exitText(exit);
+}
+
+function exitText(exit: ClientSummary['commandExit']): string {
   const how = exit.signal ? `was ended by ${exit.signal}` : `exited with status ${exit.code}`;
   const lines = (exit.lastLines ?? []).map((l) => `"${l}"`);
   return `the client ${how}${lines.length ? ` (its last output: ${lines.join(' / ')})` : ''}`;
+}
+
+/** The note a verdict carries for a non-zero exit that followed a refusal for good. */
+function excusedExit(exit: ClientSummary['commandExit'] | undefined, refusedForGood?: string): string | undefined {
+  if (!exit || !refusedForGood || exit.error || exit.signal || exit.code === 0 || exit.stoppedByTimeBound) return undefined;
+  return `${exitText(exit)} after the scenario refused one of its calls for good (${refusedForGood}): a correct client may give up, so this is not held against it`;
 }
 
 /**
@@ -69,10 +90,19 @@ export function exitFinding(exit: ClientSummary['commandExit'] | undefined): str
  */
 export function decide(
   rules: RuleResult[],
-  o: { commandError?: string; stopped: boolean; exit?: ClientSummary['commandExit'] },
+  o: { commandError?: string; stopped: boolean; exit?: ClientSummary['commandExit']; refusedForGood?: string },
 ): { verdict: ClientRunVerdict; message: string } {
   if (o.commandError) return { verdict: 'error', message: `the command could not run: ${o.commandError}` };
-  const exited = exitFinding(o.exit);
+  const decided = decideOnRules(rules, o);
+  const excused = excusedExit(o.exit, o.refusedForGood);
+  return excused ? { ...decided, message: `${decided.message}; ${excused}` } : decided;
+}
+
+function decideOnRules(
+  rules: RuleResult[],
+  o: { stopped: boolean; exit?: ClientSummary['commandExit']; refusedForGood?: string },
+): { verdict: ClientRunVerdict; message: string } {
+  const exited = exitFinding(o.exit, o.refusedForGood);
   const failed = rules.filter((r) => r.verdict === 'failed');
   if (failed.length || exited)
     return {
