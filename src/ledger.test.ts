@@ -57,8 +57,15 @@ describe('the gate fails where it should', () => {
   test('a sentence missing from the ledger, or in other words, fails', () => {
     const short = ledger();
     short.entries.pop();
-    expect(documentProblems(short, doc)).toEqual(['line 12: "| a | 1 |" is not in the ledger']);
-    expect(documentProblems(ledger([{}, { words: 'Intro 2.' }]), doc)[0]).toMatch(/^feed-u-1 \(entry 2\) differs from line 3/);
+    expect(documentProblems(short, doc)).toEqual(['line 12: "| a | 1 |" (A) is not in the ledger']);
+    expect(documentProblems(ledger([{}, { words: 'Intro 2.' }]), doc)).toEqual([
+      'feed-u-1 differs from line 3: ledger ["T: Specification","sentence","Intro 2."], document ["T: Specification","sentence","Intro two."]',
+    ]);
+    // A sentence added to the document, and one taken out of it: each named once, the rest still aligned.
+    expect(documentProblems(ledger(), doc.replace('Intro two.', 'Intro two. Intro three.'))).toEqual([
+      'line 3: "Intro three." (T: Specification) is not in the ledger',
+    ]);
+    expect(documentProblems(ledger(), doc.replace(' Intro two.', ''))).toEqual(['feed-u-1: "Intro two." is not in the document']);
   });
 
   test('an unknown requirement, an uncited requirement and an entry that accounts for nothing fail', () => {

@@ -144,21 +144,38 @@ export function ledgerProblems(ledgers: Ledger[], catalogue: Map<string, { servi
   return problems;
 }
 
-/** Where a ledger and its document's text differ: a unit missing, extra, moved, or in other words. */
+/**
+ * Where a ledger and its document's text differ: a unit the ledger lacks, an entry the document lacks, or a unit in
+ * other words, section or form. Walks both in order; a unit found further on in the other list is an insertion there.
+ */
 export function documentProblems(ledger: Ledger, markdown: string): string[] {
   const units = splitDocument(markdown);
+  const entries = ledger.entries;
+  const same = (u: DocumentUnit, e: LedgerEntry) => u.words === e.words && u.section === e.section && u.form === e.form;
   const problems: string[] = [];
-  const n = Math.max(units.length, ledger.entries.length);
-  for (let i = 0; i < n; i++) {
+  let i = 0;
+  let j = 0;
+  while ((i < units.length || j < entries.length) && problems.length < 10) {
     const u = units[i];
-    const e = ledger.entries[i];
-    if (!u) problems.push(`${e!.id}: not in the document (the document has ${units.length} units)`);
-    else if (!e) problems.push(`line ${u.line}: "${u.words}" is not in the ledger`);
-    else if (u.words !== e.words || u.section !== e.section || u.form !== e.form)
+    const e = entries[j];
+    const unitLater = e !== undefined && units.slice(i + 1).some((x) => same(x, e));
+    const entryLater = u !== undefined && entries.slice(j + 1).some((x) => same(u, x));
+    if (u && e && same(u, e)) {
+      i++;
+      j++;
+    } else if (u && (!e || (unitLater && !entryLater))) {
+      problems.push(`line ${u.line}: ${JSON.stringify(u.words)} (${u.section}) is not in the ledger`);
+      i++;
+    } else if (e && (!u || (entryLater && !unitLater))) {
+      problems.push(`${e.id}: ${JSON.stringify(e.words)} is not in the document`);
+      j++;
+    } else {
       problems.push(
-        `${e.id} (entry ${i + 1}) differs from line ${u.line}: ledger ${JSON.stringify([e.section, e.form, e.words])}, document ${JSON.stringify([u.section, u.form, u.words])}`,
+        `${e!.id} differs from line ${u!.line}: ledger ${JSON.stringify([e!.section, e!.form, e!.words])}, document ${JSON.stringify([u!.section, u!.form, u!.words])}`,
       );
-    if (problems.length >= 10) break;
+      i++;
+      j++;
+    }
   }
   return problems;
 }
