@@ -18,7 +18,7 @@ import { closingLines, ProgressReporter, verdictLine } from './outputs/console.j
 import { writeResults } from './outputs/files.js';
 import { generateHtml, reportPages } from './outputs/html.js';
 import { matrixHtml } from './outputs/matrix.js';
-import type { Exchange } from './http.js';
+import { progressChannelName, type Exchange } from './http.js';
 import { loadCatalogue, SERVICES } from './spec.js';
 import { notTheService, reachable, schemeMismatch } from './target-probes.js';
 
@@ -301,13 +301,24 @@ async function runChecks(run: Run): Promise<void> {
       passWithNoTests: true,
       // --concurrency: the checks run concurrently (the HTTP client bounds requests in flight per origin).
       sequence: { concurrent: config.concurrency > 1 },
-      reporters: [run.collector, new AllureResultsReporter(run.resultsDir), config.verbose ? 'default' : new ProgressReporter(log)],
+      reporters: [run.collector, new AllureResultsReporter(run.resultsDir), config.verbose ? 'default' : progressReporter(config)],
     },
     {},
     { stdout: process.stdout, stderr: process.stderr },
   );
   await run.vitest.close();
   run.vitest = undefined;
+}
+
+/** The console's reporter: its progress lines ask the run's HTTP client (in the checks' worker thread) what it waits for. */
+function progressReporter(config: RunConfig): ProgressReporter {
+  const services: Record<string, string> = {};
+  for (const [service, url] of [
+    ['gateway', config.gatewayUrl],
+    ['feed', config.feedUrl],
+  ] as const)
+    if (url) services[new URL(url).origin] = service;
+  return new ProgressReporter(log, { channel: progressChannelName(config.reportDir), services });
 }
 
 /** The outputs beside summary.json, junit.xml and ctrf.json (written by finish): the HTML report, the matrix, the closing lines. */

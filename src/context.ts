@@ -5,7 +5,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadProfile, type Service } from './spec.js';
-import { HttpClient, type Exchange } from './http.js';
+import { HttpClient, progressChannelName, type Exchange } from './http.js';
 import { Redactor } from './redact.js';
 import { SECRET_VARS, type RunConfig, type SecretVar } from './config.js';
 import { pathUnderBase, underBase } from './base-url.js';
@@ -104,6 +104,8 @@ export function http(): HttpClient {
     allowedOrigins: [c.feedUrl, c.gatewayUrl].filter((u): u is string => !!u).map((u) => new URL(u).origin),
     redactor: redactorFromEnv(),
     record: (ex: Exchange) => appendFileSync(file, `${JSON.stringify(ex)}\n`),
+    // The console's progress lines ask it what it is doing (src/outputs/console.ts).
+    progressChannel: progressChannelName(c.reportDir),
   });
   return client;
 }

@@ -5,12 +5,14 @@
  * exchange with secrets replaced by environment references.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import path from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
 import { Agent, request as undiciRequest } from 'undici';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { ClientRules, Service } from './spec.js';
 import { Redactor } from './redact.js';
 import { decide, retryAfterMs, type RetryMode } from './retry-policy.js';
-import { OriginScheduler, PAUSING_STATUSES, priority, type Priority } from './origins.js';
+import { OriginScheduler, PAUSING_STATUSES, priority, type OriginActivity, type Priority } from './origins.js';
 import { SUITE_NAME, SUITE_VERSION } from './version.js';
 
 export { statusMatches, isTransient, retryAfterMs, type RetryMode } from './retry-policy.js';
@@ -59,6 +61,26 @@ export interface HttpClientOptions {
   record?: (exchange: Exchange) => void;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /**
+   * The name of a BroadcastChannel on which the client tells what it is doing (its activity()) when asked: the
+   * conformance command's console prints it in its progress lines (src/outputs/console.ts).
+   */
+  progressChannel?: string;
+}
+
+/** What the client is doing at a moment: requests sent, and each origin's share (see OriginActivity). */
+export interface ClientActivity {
+  sent: number;
+  budget: number;
+  origins: (OriginActivity & { /** The breaker's reason, once it no longer contacts the origin. */ given?: string })[];
+}
+
+/** The question the console asks on the progress channel; the client answers with its ClientActivity. */
+export const ACTIVITY_QUESTION = 'activity?';
+
+/** The progress channel of a run: one per report directory, so that two runs in one process never mix. */
+export function progressChannelName(reportDir: string): string {
+  return `service-conformance-progress:${path.resolve(reportDir)}`;
 }
 
 export interface SendOptions {
@@ -232,6 +254,7 @@ export class HttpClient {
   private readonly tripped = new Map<string, string>();
   /** Origins that have answered a request normally (below 500, not 429): the target is up. */
   private readonly answered = new Set<string>();
+  private progress?: BroadcastChannel;
   /** The latest GETs each origin answered normally, newest first (for confirm()). */
   private readonly answeredGets = new Map<string, { href: string; service?: Service }[]>();
 
@@ -246,6 +269,24 @@ export class HttpClient {
       unavailable: (m) => new TargetUnavailableError(m),
     });
     this.random = opts.random ?? Math.random;
+    if (opts.progressChannel) {
+      const channel = new BroadcastChannel(opts.progressChannel);
+      // Answering never keeps the process alive.
+      channel.unref();
+      channel.onmessage = (e) => {
+        if ((e as MessageEvent).data === ACTIVITY_QUESTION) channel.postMessage(this.activity());
+      };
+      this.progress = channel;
+    }
+  }
+
+  /** What the client is doing now: requests sent, and per origin those in flight and waiting, its pause, the breaker. */
+  activity(now = Date.now()): ClientActivity {
+    const origins = this.origins.activity(now).map((a) => {
+      const given = this.tripped.get(a.origin);
+      return given === undefined ? a : { ...a, given };
+    });
+    return { sent: this.sent, budget: this.opts.budget, origins };
   }
 
   /** The most requests that were in flight at once to each origin. */
@@ -271,6 +312,7 @@ export class HttpClient {
   }
 
   async close(): Promise<void> {
+    this.progress?.close();
     await this.agent.close();
   }
 
@@ -293,7 +335,7 @@ export class HttpClient {
     const g = this.origins.gate(origin);
     try {
       this.refuseForeign(origin);
-      await this.origins.slot(g, origin, waited, kind);
+      await this.origins.queuedWhile(g, () => this.origins.slot(g, origin, waited, kind));
     } finally {
       if (kind !== 'new' && --g.pending[kind] === 0) this.origins.wakeNext(g);
     }
@@ -482,8 +524,9 @@ export class HttpClient {
         // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
         if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
         attempts.push(err.exchange);
-        this.origins.gate(url.origin).pending.retry++;
-        await this.sleep(this.retryDelay(undefined, attempt, rules));
+        const g = this.origins.gate(url.origin);
+        g.pending.retry++;
+        await this.origins.queuedWhile(g, () => this.sleep(this.retryDelay(undefined, attempt, rules)));
         continue;
       }
       attempts.push(res.exchange);
@@ -547,7 +590,7 @@ export class HttpClient {
     // The pause this answer set is waited out here; one that others set later (longer) is waited for on admission.
     const own = g.pausedUntil;
     g.pending.retry++;
-    await this.sleep(wait);
+    await this.origins.queuedWhile(g, () => this.sleep(wait));
     return { action: 'retry', waited: own };
   }
 

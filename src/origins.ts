@@ -39,6 +39,20 @@ export interface OriginGate {
   /** No request may start before this time (epoch ms): a Retry-After the origin sent. */
   pausedUntil: number;
   pausedBy?: string;
+  /** Requests not sent yet that wait for the origin: for its pause, a retry's own wait, or a free slot. */
+  queued: number;
+}
+
+/** What one origin's share of the client is doing at a moment (for the console's progress lines). */
+export interface OriginActivity {
+  origin: string;
+  inFlight: number;
+  queued: number;
+  /** How much longer the origin's pause lasts (ms; 0: not paused), and the answer that asked for it. */
+  pausedMs: number;
+  pausedBy?: string;
+  /** Pauses the origin has asked for so far. */
+  pauses: number;
 }
 
 export class OriginScheduler {
@@ -62,7 +76,17 @@ export class OriginScheduler {
   gate(origin: string): OriginGate {
     let g = this.gates.get(origin);
     if (!g) {
-      g = { inFlight: 0, peak: 0, waiting: [], allowed: this.o.limit, backoffLevel: 0, refusals: 0, pending: { retry: 0, continuation: 0 }, pausedUntil: 0 };
+      g = {
+        inFlight: 0,
+        peak: 0,
+        waiting: [],
+        allowed: this.o.limit,
+        backoffLevel: 0,
+        refusals: 0,
+        pending: { retry: 0, continuation: 0 },
+        pausedUntil: 0,
+        queued: 0,
+      };
       this.gates.set(origin, g);
     }
     return g;
@@ -71,6 +95,28 @@ export class OriginScheduler {
   /** The most requests that were in flight at once to each origin. */
   peakInFlight(): Record<string, number> {
     return Object.fromEntries([...this.gates].map(([o, g]) => [o, g.peak]));
+  }
+
+  /** What each origin's share is doing at `now`: requests in flight and waiting, the pause and what asked for it. */
+  activity(now = Date.now()): OriginActivity[] {
+    return [...this.gates].map(([origin, g]) => ({
+      origin,
+      inFlight: g.inFlight,
+      queued: g.queued,
+      pausedMs: Math.max(0, g.pausedUntil - now),
+      ...(g.pausedUntil > now ? { pausedBy: g.pausedBy } : {}),
+      pauses: this.pauses.filter((p) => p.origin === origin).length,
+    }));
+  }
+
+  /** Run `wait` (a request waiting for the origin before it is sent), counted as queued meanwhile. */
+  async queuedWhile<T>(g: OriginGate, wait: () => Promise<T>): Promise<T> {
+    g.queued++;
+    try {
+      return await wait();
+    } finally {
+      g.queued--;
+    }
   }
 
   /**
