@@ -7,11 +7,10 @@
 import { parseArgs } from 'node:util';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { summarize, type Summary } from '../src/verdicts.js';
+import { mergeSummaries, type Summary } from '../src/verdicts.js';
 import { writeResults } from '../src/outputs/files.js';
-import { generateHtml, reportPages } from '../src/outputs/html.js';
-import { matrixHtml } from '../src/outputs/matrix.js';
-import { loadCatalogue, type Service } from '../src/spec.js';
+import { writePages } from '../src/outputs/pages.js';
+import { loadCatalogue } from '../src/spec.js';
 
 const USAGE = `Usage: npm run merge-reports -- --out DIR [options] SHARD_DIR [SHARD_DIR ...]
 
@@ -87,33 +86,14 @@ for (const { dir } of shards) {
 }
 writeFileSync(path.join(out, 'exchanges.jsonl'), exchanges.join(''));
 
-const all = shards.map((s) => s.summary);
-const pick = (k: 'feed' | 'gateway') => all.map((s) => s.targets[k]).find((t) => t) ?? null;
-const byService: Record<string, number> = {};
-for (const s of all) for (const [k, v] of Object.entries(s.requestsByService)) byService[k] = (byService[k] ?? 0) + v;
-const merged = summarize(
-  all.flatMap((s) =>
-    s.checks.map((c) => (c.verdict === 'known-deviation' ? { ...c, verdict: c.level === 'MUST' ? ('failed' as const) : ('warning' as const) } : c)),
-  ),
-  {
-    harnessErrors: all.flatMap((s) => s.harnessErrors),
-    startedAt: Math.min(...all.map((s) => Date.parse(s.startedAt))),
-    targets: { feed: pick('feed'), gateway: pick('gateway'), embedded: all.every((s) => s.targets.embedded) },
-    requests: all.reduce((a, s) => a + s.requests, 0),
-    requestsByService: byService,
-    billableCalls: all.reduce((a, s) => a + s.billableCalls, 0),
-    budget: all.reduce((a, s) => a + s.budget, 0),
-    complete: all.every((s) => s.complete),
-    services: [...new Set(all.flatMap((s) => s.requirements.map((r) => r.service)))] as Service[],
-    knownDeviations: [...new Map(all.flatMap((s) => s.knownDeviations).map((d) => [d.id, { id: d.id, reason: d.reason, link: d.link }])).values()],
-    catalogue: loadCatalogue().values(),
-    finishedAt: Date.now(),
-  },
+// The verdict model over every shard's checks and facts (the declared-unchecked list, known deviations, the services
+// each shard was to check, --allow-incomplete, what ended a shard early): the verdict one run would have given.
+const merged = mergeSummaries(
+  shards.map((s) => s.summary),
+  loadCatalogue().values(),
 );
 writeResults(out, merged);
-const htmlDir = path.join(out, 'html');
-if (!values['no-html']) await generateHtml(path.join(out, 'allure-results'), htmlDir, 'Service conformance', merged);
-mkdirSync(htmlDir, { recursive: true });
-writeFileSync(path.join(htmlDir, 'matrix.html'), matrixHtml(merged, reportPages(htmlDir)));
+const pages = await writePages(out, merged, { html: !values['no-html'] });
+if (pages.htmlError) console.error(`merge-reports: the HTML report could not be generated: ${pages.htmlError}`);
 console.log(`merged ${shards.length} shard(s) into ${out}: ${merged.verdict} — ${merged.message}`);
 process.exitCode = merged.exitCode;

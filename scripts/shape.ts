@@ -22,7 +22,7 @@ export const LAYERS: [string, RegExp][] = [
   ['run', /^src\/(context|harness|raw-http)\.ts$/],
   ['checks', /^src\/(feed|gateway|generate|caching|facets|coverage)\.ts$/],
   ['outputs', /^src\/(collector\.ts|outputs\/)/],
-  ['commands', /^src\/(cli\.ts|client-conformance\/)/],
+  ['commands', /^src\/(cli\.ts|target-probes\.ts|client-conformance\/)/],
 ];
 
 export function layerOf(file: string): number {

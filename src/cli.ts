@@ -16,8 +16,7 @@ import { summarize, type Summary } from './verdicts.js';
 import { ResultCollector } from './collector.js';
 import { closingLines, ProgressReporter, verdictLine } from './outputs/console.js';
 import { writeResults } from './outputs/files.js';
-import { generateHtml, reportPages } from './outputs/html.js';
-import { matrixHtml } from './outputs/matrix.js';
+import { writePages } from './outputs/pages.js';
 import { progressChannelName, type Exchange } from './http.js';
 import { loadCatalogue, SERVICES } from './spec.js';
 import { notTheService, reachable, schemeMismatch } from './target-probes.js';
@@ -324,21 +323,10 @@ function progressReporter(config: RunConfig): ProgressReporter {
 /** The outputs beside summary.json, junit.xml and ctrf.json (written by finish): the HTML report, the matrix, the closing lines. */
 async function writeOutputs(run: Run, summary: Summary): Promise<void> {
   const { config } = run;
-  const htmlDir = path.join(config.reportDir, 'html');
-  if (config.html) {
-    try {
-      const title = config.embedded ? 'Service conformance — the embedded reference deployments (not yours)' : 'Service conformance';
-      const file = await generateHtml(run.resultsDir, htmlDir, title, summary);
-      log(`HTML report: ${file}`);
-    } catch (e) {
-      process.stderr.write(`conformance: the HTML report could not be generated: ${(e as Error).message}\n`);
-    }
-  }
-  mkdirSync(htmlDir, { recursive: true });
-  // The facets under their requirements (loaded here, at the end: they read the suites' helpers and the descriptions).
-  const facets = [...(await (await import('./facets.js')).facetsByKey()).values()];
-  writeFileSync(path.join(htmlDir, 'matrix.html'), matrixHtml(summary, reportPages(htmlDir), facets));
-  log(`matrix:      ${path.join(htmlDir, 'matrix.html')}`);
+  const pages = await writePages(config.reportDir, summary, { html: config.html });
+  if (pages.html) log(`HTML report: ${pages.html}`);
+  if (pages.htmlError) process.stderr.write(`conformance: the HTML report could not be generated: ${pages.htmlError}\n`);
+  log(`matrix:      ${pages.matrix}`);
   log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
   log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);
   log(`ctrf:        ${path.join(config.reportDir, 'ctrf.json')}`);

@@ -30,6 +30,7 @@ export class ResultCollector implements Reporter {
       observations: meta.observations,
       requests: meta.requests ?? 0,
       durationMs: Math.round(tc.diagnostic()?.duration ?? 0),
+      startedAt: tc.diagnostic()?.startTime,
       file: meta.file ?? tc.module.relativeModuleId,
       failingRequests: meta.failingRequests,
     };

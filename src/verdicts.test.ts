@@ -3,7 +3,16 @@
  * from the verdicts of the checks citing it; the run's verdict and exit status from the checks of a run.
  */
 import { describe, expect, test } from 'vitest';
-import { requirementResults, summarize, type CheckResult, type RequirementVerdict, type RunFacts, type Verdict } from './verdicts.js';
+import {
+  mergeSummaries,
+  requirementResults,
+  summarize,
+  type CheckResult,
+  type RequirementVerdict,
+  type RunFacts,
+  type Summary,
+  type Verdict,
+} from './verdicts.js';
 import type { CatalogueEntry, Level } from './spec.js';
 
 const entry = (id: string, o: Partial<CatalogueEntry> = {}): CatalogueEntry =>
@@ -100,4 +109,71 @@ describe("the run's verdict and exit status", () => {
     expect(summarize(both('passed', 'setup-error'), facts())).toEqual(summarize(both('passed', 'setup-error'), facts()));
     expect(summarize([], facts()).durationMs).toBe(1000);
   });
+});
+
+describe('shards merge into the verdict one run of the same checks would have given', () => {
+  const catalogue = [entry('f1'), entry('g1', { service: 'gateway' }), entry('g2', { service: 'gateway' })];
+  const gw = (c: CheckResult): CheckResult => ({ ...c, service: 'gateway' });
+  const checks = ([f, g1, g2]: Verdict[]) => [
+    ...(f ? [check('f', f, ['f1'])] : []),
+    ...(g1 ? [gw(check('g-1', g1, ['g1'], g1 === 'skipped' ? 'not configured: set GATEWAY_EXPIRED_KEY' : ''))] : []),
+    ...(g2 ? [gw(check('g-2', g2, ['g2']))] : []),
+  ];
+  const facts = (o: Partial<RunFacts>, services: RunFacts['services'], startedAt: number): RunFacts => ({
+    harnessErrors: [],
+    startedAt,
+    finishedAt: startedAt + 1000,
+    targets: { feed: 'http://f', gateway: 'http://g', embedded: false },
+    requests: 1,
+    requestsByService: {},
+    billableCalls: 0,
+    budget: 10,
+    complete: true,
+    services,
+    catalogue,
+    ...o,
+  });
+  // What ends the run early (a signal, an unreachable target) happens to the gateway's shard.
+  const rows: [string, Verdict[], Partial<RunFacts>][] = [
+    ['every MUST verified', ['passed', 'passed', 'passed'], {}],
+    ['the gateway short of keys, declared unchecked', ['passed', 'skipped', 'passed'], { unchecked: [{ id: 'g1', reason: 'no expired key in staging' }] }],
+    ['the gateway short of keys, not declared', ['passed', 'skipped', 'passed'], {}],
+    ['short of keys with --allow-incomplete', ['passed', 'skipped', 'passed'], { allowIncomplete: true }],
+    ['a known deviation', ['passed', 'failed', 'passed'], { knownDeviations: [{ id: 'g1', reason: 'our build' }] }],
+    ['a MUST failure', ['passed', 'failed', 'passed'], {}],
+    ['a SHOULD warning under --grep', ['passed', 'passed', 'passed'], { grep: 'f,g' }],
+    ['the gateway shard interrupted', ['passed', 'passed', 'passed'], { complete: false, interruption: 'SIGTERM received' }],
+    ['the gateway unreachable', ['passed', undefined!, undefined!], { complete: false, unreachable: 'http://g is unreachable: ECONNREFUSED' }],
+  ];
+  const endsEarly = (o: Partial<RunFacts>): Partial<RunFacts> =>
+    o.complete === false ? { complete: false, unreachable: o.unreachable, interruption: o.interruption } : {};
+  for (const [name, verdicts, o] of rows)
+    test(name, () => {
+      const all = checks(verdicts);
+      const whole = summarize(all, facts(o, ['feed', 'gateway'], 0));
+      const { complete: _c, unreachable: _u, interruption: _i, ...shared } = o;
+      const shards = [
+        summarize(
+          all.filter((c) => c.service === 'feed'),
+          facts(shared, ['feed'], 0),
+        ),
+        summarize(
+          all.filter((c) => c.service === 'gateway'),
+          facts({ ...shared, ...endsEarly(o) }, ['gateway'], 100),
+        ),
+      ].map((s) => JSON.parse(JSON.stringify(s)) as Summary);
+      const merged = mergeSummaries(shards, catalogue);
+      const pick = (s: Summary) => ({
+        verdict: s.verdict,
+        exitCode: s.exitCode,
+        message: s.message,
+        evidence: s.evidence.map((e) => ({ ...e, target: null })),
+        declaredUnchecked: s.declaredUnchecked,
+        knownDeviations: s.knownDeviations,
+        undecided: s.undecided,
+        grep: s.grep,
+      });
+      expect(pick(merged)).toEqual(pick(whole));
+      expect([merged.startedAt, merged.finishedAt]).toEqual([new Date(0).toISOString(), new Date(1100).toISOString()]);
+    });
 });

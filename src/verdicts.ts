@@ -43,6 +43,8 @@ export interface CheckResult {
   observations?: Record<string, string>;
   requests: number;
   durationMs: number;
+  /** When the check started (ms since the epoch): with durationMs, a suite's wall time when checks ran concurrently. */
+  startedAt?: number;
   file: string;
   /** The known-deviations entry that turned a failure into a known deviation. */
   knownDeviation?: KnownDeviation;
@@ -141,6 +143,12 @@ export interface Summary {
   finishedAt: string;
   durationMs: number;
   targets: { feed: string | null; gateway: string | null; embedded: boolean; description?: string };
+  /** The services this run (or shard) was to check: with the facts below, what a shard merge needs besides the checks. */
+  services: Service[];
+  /** The target that could not be reached, when that ended the run. */
+  unreachable?: string;
+  /** Why the run stopped early (a signal, the run's time bound). */
+  interruption?: string;
   counts: {
     passed: number;
     failed: number;
@@ -305,7 +313,10 @@ function incompleteMessage(undecidedMust: Undecided[], allowIncomplete?: boolean
   const refused = undecidedMust.find((u) => /was refused with/.test(u.toDecide))?.toDecide.replace(/^not configured: /, '');
   if (refused) return `${refused.split('\n')[0]} (${undecidedMust.length} MUST requirement(s) could not be checked)${allowed}`;
   const some = undecidedMust.slice(0, 4).map((u) => u.id);
-  return `no MUST requirement failed, but ${undecidedMust.length} MUST requirement(s) were not verified (${some.join(', ')}${undecidedMust.length > 4 ? ', …' : ''}): see what would decide them${allowed}`;
+  return (
+    `no MUST requirement failed, but ${undecidedMust.length} MUST requirement(s) were not verified (${some.join(', ')}${undecidedMust.length > 4 ? ', …' : ''}): ` +
+    `see what would decide them, or, to accept that this deployment cannot be checked on them, list them under "unchecked" in the known-deviations file (--known-deviations)${allowed}`
+  );
 }
 
 /** The exit status of a run verdict: --allow-incomplete lets an incomplete run exit 0; a partial run never does. */
@@ -357,6 +368,9 @@ export function summarize(checkResults: CheckResult[], o: RunFacts): Summary {
     finishedAt: new Date(o.finishedAt).toISOString(),
     durationMs: o.finishedAt - o.startedAt,
     targets: o.targets,
+    services,
+    ...(o.unreachable ? { unreachable: o.unreachable } : {}),
+    ...(o.interruption ? { interruption: o.interruption } : {}),
     counts,
     requests: o.requests,
     requestsByService: o.requestsByService,
@@ -377,6 +391,57 @@ export function summarize(checkResults: CheckResult[], o: RunFacts): Summary {
     requirements,
     checks: results,
   };
+}
+
+/**
+ * One summary from the summaries of shards (CI jobs that each ran `--shard I/N`): the verdict model run again over
+ * every shard's checks, with every shard's facts (the services each was to check, the known deviations and the
+ * declared-unchecked list, --allow-incomplete, --grep, what ended a shard early), so that shards merge into the
+ * verdict one run of the same checks would have given. A summary written before the services were recorded gives
+ * the services of its requirements.
+ */
+export function mergeSummaries(shards: Summary[], catalogue: Iterable<CatalogueEntry>): Summary {
+  const union = <T, K>(xs: T[], key: (x: T) => K) => [...new Map(xs.map((x) => [key(x), x])).values()];
+  const pick = (k: 'feed' | 'gateway') => shards.map((s) => s.targets[k]).find((t) => t) ?? null;
+  const embedded = shards.every((s) => s.targets.embedded);
+  const description = shards.find((s) => s.targets.description)?.targets.description;
+  const byService: Record<string, number> = {};
+  for (const s of shards) for (const [k, v] of Object.entries(s.requestsByService)) byService[k] = (byService[k] ?? 0) + v;
+  const greps = [...new Set(shards.map((s) => s.grep).filter((g): g is string => !!g))];
+  // A known deviation is applied again from the merged list (its entry may cover a check of another shard).
+  const undo = (c: CheckResult): CheckResult => {
+    if (c.verdict !== 'known-deviation') return c;
+    const { knownDeviation: _k, ...rest } = c;
+    return { ...rest, verdict: c.level === 'MUST' ? 'failed' : 'warning' };
+  };
+  return summarize(
+    shards.flatMap((s) => s.checks.map(undo)),
+    {
+      harnessErrors: shards.flatMap((s) => s.harnessErrors),
+      startedAt: Math.min(...shards.map((s) => Date.parse(s.startedAt))),
+      finishedAt: Math.max(...shards.map((s) => Date.parse(s.finishedAt))),
+      targets: { feed: pick('feed'), gateway: pick('gateway'), embedded, ...(embedded && description ? { description } : {}) },
+      requests: shards.reduce((a, s) => a + s.requests, 0),
+      requestsByService: byService,
+      billableCalls: shards.reduce((a, s) => a + s.billableCalls, 0),
+      budget: shards.reduce((a, s) => a + s.budget, 0),
+      complete: shards.every((s) => s.complete),
+      unreachable: shards.find((s) => s.unreachable)?.unreachable,
+      interruption: shards.find((s) => s.interruption)?.interruption,
+      services: [...new Set(shards.flatMap((s) => s.services ?? s.requirements.map((r) => r.service)))],
+      knownDeviations: union(
+        shards.flatMap((s) => s.knownDeviations.map((d) => ({ id: d.id, reason: d.reason, ...(d.link ? { link: d.link } : {}) }))),
+        (d) => d.id,
+      ),
+      unchecked: union(
+        shards.flatMap((s) => s.declaredUnchecked.map((u) => ({ id: u.id, reason: u.reason }))),
+        (u) => u.id,
+      ),
+      allowIncomplete: shards.every((s) => s.allowIncomplete),
+      ...(greps.length ? { grep: greps.join(',') } : {}),
+      catalogue,
+    },
+  );
 }
 
 const covers = (d: KnownDeviation, r: CheckResult) => d.id === r.id || r.requirements.includes(d.id);

@@ -10,4 +10,4 @@ export const SUITE_VERSION = PACKAGE.version;
  * Version of the summary.json format (specs/summary.schema.json). Raise the major on a change that removes or
  * retypes a field a reader may use; the minor when fields are added.
  */
-export const SUMMARY_SCHEMA_VERSION = '1.0';
+export const SUMMARY_SCHEMA_VERSION = '1.1';

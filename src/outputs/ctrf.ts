@@ -27,6 +27,8 @@ export interface CtrfTest {
   status: CtrfStatus;
   rawStatus: string;
   duration: number;
+  start?: number;
+  stop?: number;
   message?: string;
   suite?: string[];
   filePath?: string;
@@ -71,6 +73,7 @@ function testOf(c: CheckResult): CtrfTest {
     status,
     rawStatus,
     duration: Math.max(0, Math.round(c.durationMs)),
+    ...(c.startedAt !== undefined ? { start: c.startedAt, stop: c.startedAt + Math.max(0, Math.round(c.durationMs)) } : {}),
     ...(message ? { message } : {}),
     ...(c.service ? { suite: [c.service] } : {}),
     filePath: c.file,
