@@ -444,8 +444,8 @@ export class HttpClient {
   /**
    * The breaker: how a request ended, whichever way it was sent (the client's own requests, and through retried()
    * the raw reader's, the WebSocket handshake and an official client's fetch). A target that keeps refusing
-   * (429/503), not answering, or breaking connections is unavailable alike: after --breaker-after such requests in
-   * a row the origin is no longer contacted, and every later request to it, on every path, ends unavailable at once.
+   * (429/503), not answering, or breaking connections is unavailable alike: after `breakerAfter` (3) such requests
+   * in a row the origin is no longer contacted, and every later request to it, on every path, ends unavailable at once.
    * A request the breaker stopped before it was sent (it waited for a slot while the breaker tripped) says nothing
    * new about the target: it neither counts nor replaces the reason the breaker gave.
    */
