@@ -17,6 +17,7 @@ import { ResultCollector } from './collector.js';
 import { closingLines, ProgressReporter, verdictLine } from './outputs/console.js';
 import { writeResults } from './outputs/files.js';
 import { writePages } from './outputs/pages.js';
+import { publishable, publishableCheck } from './outputs/publishable.js';
 import { progressChannelName, type Exchange } from './http.js';
 import { loadCatalogue, SERVICES } from './spec.js';
 import { notTheService, reachable, schemeMismatch } from './target-probes.js';
@@ -207,8 +208,9 @@ function prepareReportDir(reportDir: string): string | undefined {
 async function finish(run: Run, unreachable?: string): Promise<Summary> {
   const { config, collector } = run;
   const exchanges = readExchanges(config.reportDir);
-  const summary = summarize(collector.ordered(), {
-    harnessErrors: collector.harnessErrors,
+  // Every message as published: no stack frame, framework class or runner path (src/outputs/publishable.ts).
+  const summary = summarize(collector.ordered().map(publishableCheck), {
+    harnessErrors: collector.harnessErrors.map(publishable),
     startedAt: run.startedAt,
     targets: run.targets,
     requests: exchanges.length + run.probes,

@@ -3,13 +3,15 @@
  * fsync and rename: about 450 files per run, each flushed to disk one after another on the main thread. That was
  * a third of the wall time of a warm run on this project's CI machine (measured with --cpu-prof: open and fsync
  * were 0.6 s of a 2 s run). The files are written whole with one call each instead; a run that is killed still
- * leaves every file it finished, which is all a partial report needs.
+ * leaves every file it finished, which is all a partial report needs. Each result is written fit to publish
+ * (src/outputs/publishable.ts: no stack trace, no runner path or label).
  */
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
 import AllureVitestReporter, { type AllureVitestReporterConfig } from 'allure-vitest/reporter';
 import { FileSystemWriter } from 'allure-js-commons/sdk/reporter';
 import type { Vitest } from 'vitest/node';
+import { publishableAllure } from './publishable.js';
 
 type Written = Parameters<FileSystemWriter['writeResult']>[0];
 type Group = Parameters<FileSystemWriter['writeGroup']>[0];
@@ -41,10 +43,10 @@ export class PlainFileWriter extends FileSystemWriter {
     writeFileSync(this.file('categories.json'), JSON.stringify(categories));
   }
   override writeGroup(result: Group): void {
-    writeFileSync(this.file(`${result.uuid}-container.json`), JSON.stringify(result));
+    writeFileSync(this.file(`${result.uuid}-container.json`), JSON.stringify(publishableAllure(result)));
   }
   override writeResult(result: Written): void {
-    writeFileSync(this.file(`${result.uuid}-result.json`), JSON.stringify(result));
+    writeFileSync(this.file(`${result.uuid}-result.json`), JSON.stringify(publishableAllure(result)));
   }
   override writeGlobals(distFileName: string, info: Globals): void {
     writeFileSync(this.file(distFileName), JSON.stringify(info));

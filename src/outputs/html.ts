@@ -8,6 +8,8 @@ import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 import type { Summary } from '../verdicts.js';
+import { esc, targetLine } from './html-page.js';
+import { publishableAllure } from './publishable.js';
 
 const require = createRequire(import.meta.url);
 
@@ -33,6 +35,8 @@ interface AllureResult {
   labels?: { name: string; value: string }[];
   status?: string;
   statusDetails?: { message?: string; trace?: string };
+  steps?: AllureResult[];
+  fullName?: string;
 }
 
 /**
@@ -66,7 +70,8 @@ export function prepareResults(resultsDir: string, summary?: Summary): void {
       if (SUITE_LABELS.has(l.name)) last.set(l.name, i);
     });
     r.labels = labels.filter((l, i) => !SUITE_LABELS.has(l.name) || last.get(l.name) === i);
-    writeFileSync(file, JSON.stringify(r));
+    // Fit to publish here too: a merge's shards may come from a version that wrote traces.
+    writeFileSync(file, JSON.stringify(publishableAllure(r)));
   }
 }
 
@@ -137,6 +142,49 @@ export async function generateHtml(resultsDir: string, outDir: string, name: str
   });
   const file = path.join(outDir, 'index.html');
   if (code !== 0 || !existsSync(file)) throw new Error(`allure awesome failed (exit ${code}): ${output.join('').slice(-2000)}`);
-  writeFileSync(file, stripThirdPartyScripts(readFileSync(file, 'utf8')));
+  const html = stripThirdPartyScripts(readFileSync(file, 'utf8'));
+  writeFileSync(file, summary ? html.replace(/<body[^>]*>/, (body) => `${body}${firstScreen(summary)}`) : html);
   return file;
 }
+
+/**
+ * The verdict and why, above the Allure report: its own static block (no script), the report beneath it in the rest
+ * of the window. Allure opens its tree scrolled to the first failure and cuts its metadata values to one short
+ * line; this block stays on the first screen, whole: the verdict with its sentence, the MUST requirements that
+ * failed or were left undecided, the evidence per service, the target, and the clause matrix one click away.
+ */
+export function firstScreen(s: Summary): string {
+  const ids = (xs: string[], n = 12) => `${xs.slice(0, n).join(', ')}${xs.length > n ? `, … (${xs.length} in all)` : ''}`;
+  const failed = s.requirements.filter((r) => r.verdict === 'fail').map((r) => r.id);
+  const undecided = (s.undecided ?? []).filter((u) => u.level === 'MUST');
+  const lines = [
+    `<p class="cs-verdict"><b style="color:${VERDICT_COLOURS[s.verdict]}">${esc(s.verdict.toUpperCase())}</b> — ${esc(s.message)}</p>`,
+    failed.length ? `<p>MUST requirement${failed.length === 1 ? '' : 's'} failed: ${esc(ids(failed))}</p>` : '',
+    undecided.length
+      ? `<p>Undecided: ${esc(
+          ids(
+            undecided.map((u) => `${u.id} (${u.toDecide.split('\n')[0]})`),
+            4,
+          ),
+        )}</p>`
+      : '',
+    ...(s.evidence ?? []).map(
+      (e) =>
+        `<p>${e.service === 'feed' ? 'Feed' : 'Gateway'}: ${e.verified}/${e.must} MUST verified · ${e.failed} failed · ${e.undecided} undecided · ${e.notExercised} not exercised · ${e.declaredUnchecked} declared unchecked</p>`,
+    ),
+    `<p>Target: ${esc(targetLine(s))} · <a href="matrix.html">the clause matrix</a>: every requirement, failures and undecided ones first</p>`,
+  ];
+  return `<style>${FIRST_SCREEN_STYLE}</style><header id="conformance-verdict">${lines.join('')}</header>`;
+}
+
+const VERDICT_COLOURS: Record<Summary['verdict'], string> = { conformant: '#1a7f37', nonconformant: '#cf222e', incomplete: '#9a6700', error: '#a40e26' };
+
+/** The block on top, the Allure app in the rest of the window (its own layout fills the height it is given). */
+const FIRST_SCREEN_STYLE = `
+html,body{height:100%;margin:0}
+body{display:flex;flex-direction:column}
+#conformance-verdict{flex:none;max-height:45vh;overflow:auto;padding:10px 24px;border-bottom:1px solid #d0d7de;background:#f6f8fa;
+  font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1f2328;overflow-wrap:anywhere}
+#conformance-verdict p{margin:2px 0} #conformance-verdict .cs-verdict{font-size:16px} #conformance-verdict a{color:#0969da}
+#app{flex:1 1 auto;min-height:0;position:relative}
+#app>div{height:100%!important;max-height:100%}`;
