@@ -510,3 +510,36 @@ export const CACHING_RULES = {
 
 /** The id of a caching rule's check on one operation: the suite registers it, its facet names it. */
 export const cachingCheckId = (rule: keyof typeof CACHING_RULES, operationId: string): string => `feed-${rule}-${kebab(operationId)}`;
+
+// ---------------------------------------------------------------- a live feed: waiting for a change
+
+/**
+ * How long a check that walks a procedure across a change waits for the target to change by itself (a live feed's
+ * writes come within seconds; a refresh every five minutes or a daily publication is not waited for). A target that
+ * did not change within it leaves such a check "not applicable", never passed.
+ */
+export const LIVE_WAIT_MS = 1500;
+/** Time between two reads of a resource being watched for a change. */
+export const LIVE_POLL_MS = 250;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Reads `read` until `key` of its answer differs from that of the first answer, every LIVE_POLL_MS, within
+ * LIVE_WAIT_MS (undefined when it did not change). The changed answer, the time waited, every answer.
+ */
+export async function waitUntilChanged(
+  read: () => Promise<HttpResponse>,
+  key: (res: HttpResponse) => string,
+  o: { base?: HttpResponse; boundMs?: number } = {},
+): Promise<{ res: HttpResponse; waitedMs: number; responses: HttpResponse[] } | undefined> {
+  const start = Date.now();
+  const base = o.base ?? (await read());
+  const responses = [base];
+  while (Date.now() - start < (o.boundMs ?? LIVE_WAIT_MS)) {
+    await pause(LIVE_POLL_MS);
+    const res = await read();
+    responses.push(res);
+    if (key(res) !== key(base)) return { res, waitedMs: Date.now() - start, responses };
+  }
+  return undefined;
+}

@@ -1,0 +1,475 @@
+/**
+ * content-feed-service.md — the procedures walked across a change: what must hold between two requests while the
+ * feed changes (the mirror, keyset paging, conditional polling, a merge, a story's timeline, the hot-topics ranking,
+ * the daily index). Each check notes the state, waits (within LIVE_WAIT_MS) until the target has changed by itself,
+ * and verifies what the document says must then hold. A target that did not change within the wait leaves the check
+ * "not applicable" (named with what it waited for): never passed, and a quiet deployment stays conformant.
+ */
+import { check, checkGroup, fail, precondition } from '../../src/harness.js';
+import {
+  FEED_OPERATIONS,
+  LIVE_WAIT_MS,
+  contentOf,
+  discoveredStoryIds,
+  feedGet,
+  firstCursor,
+  effectiveTime,
+  idOf,
+  inputJson,
+  listOf,
+  once,
+  operationProbe,
+  profile,
+  snapshotCursor,
+  storyPath,
+  waitUntilChanged,
+  type FeedOperation,
+} from '../../src/feed.js';
+import { field } from '../../src/spec.js';
+import type { HttpResponse } from '../../src/http.js';
+
+const SNAPSHOT = '/api/v1/selected/snapshot';
+const CHANGES = '/api/v1/selected/changes';
+const op = (id: string): FeedOperation => FEED_OPERATIONS.find((o) => o.operationId === id)!;
+const waited = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const json = (res: HttpResponse): unknown => inputJson(res, `GET ${res.url}`);
+
+/** Not applicable: the target did not change within the wait (what was watched, for how long). */
+function quiet(t: { notApplicable(why: string): never }, what: string, ms: number): never {
+  return t.notApplicable(`the target did not change during the run: waited ${waited(ms)} for ${what} to change`);
+}
+
+/**
+ * One operation watched across a change, once per run (the checks of conditional polling, the timeline, the ranking
+ * and the daily index share it): its first answer, then plain GETs until its content differs.
+ */
+function watched(operationId: string) {
+  return once(`live:${operationId}`, async () => {
+    const o = op(operationId);
+    const { path, query, evidence } = await o.resolve();
+    const before = await feedGet(path, { query });
+    const change =
+      before.status === 200
+        ? await waitUntilChanged(
+            () => feedGet(path, { query }),
+            (r) => contentOf(o, r),
+            { base: before },
+          )
+        : undefined;
+    return { o, path, query, before, after: change?.res, waitedMs: change?.waitedMs ?? 0, polls: change?.responses ?? [], evidence };
+  });
+}
+
+// ---------------------------------------------------------------- the mirror: snapshot, a change, changes
+
+interface Mirror {
+  pages: HttpResponse[];
+  items: Map<string, string>;
+  cursor: string;
+  /** The answer to the continuation page requested after the set changed (the walk's second page). */
+  afterChange?: HttpResponse;
+  changedMs: number;
+  changed: boolean;
+}
+
+/** The client procedure with a change in the middle: the first page, a wait until the selected set changed, the rest. */
+function mirrorWalk(): Promise<Mirror> {
+  return once('live-mirror', async () => {
+    const sp = profile().snapshot;
+    const pages: HttpResponse[] = [];
+    const items = new Map<string, string>();
+    const take = (res: HttpResponse) => {
+      pages.push(res);
+      precondition(res.status === 200, `snapshot page ${pages.length} answered ${res.status}`);
+      const body = json(res);
+      for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), JSON.stringify(it));
+      return body as Record<string, unknown>;
+    };
+    const first = take(await feedGet(SNAPSHOT, { query: { fields: 'default', limit: 300 } }));
+    const cursor = first.cursor;
+    precondition(typeof cursor === 'string', 'the snapshot gave no cursor');
+    // The selected set changed after the first page: the changes after the run's earliest sync cursor moved.
+    const c0 = await snapshotCursor();
+    const cp = profile().changes.cursorParam!;
+    const change = await waitUntilChanged(
+      () => feedGet(CHANGES, { query: { [cp]: c0.cursor } }),
+      (r) => contentOf(op('selectedChanges'), r),
+    );
+    let body = first;
+    let afterChange: HttpResponse | undefined;
+    for (let i = 0; body.hasMore === true && typeof body.nextPage === 'string' && i < 20; i++) {
+      const res = await feedGet(SNAPSHOT, { query: { page: body.nextPage, limit: 1000 } });
+      afterChange ??= res;
+      if (res.status !== 200) break;
+      body = take(res);
+    }
+    return { pages, items, cursor, afterChange, changedMs: change?.waitedMs ?? LIVE_WAIT_MS, changed: change !== undefined };
+  });
+}
+
+interface Applied {
+  res: HttpResponse[];
+  cursor: string;
+}
+/** The changes after `cursor` applied to `mirror` (upserts replace, removals delete), every page until hasMore is false. */
+async function applyChanges(mirror: Map<string, string>, cursor: string): Promise<Applied> {
+  const p = profile().changes;
+  const res: HttpResponse[] = [];
+  let c = cursor;
+  for (let i = 0; i < 10; i++) {
+    const r = await feedGet(CHANGES, { query: { [p.cursorParam!]: c } });
+    res.push(r);
+    precondition(r.status === 200, `GET ${CHANGES} with a sync cursor answered ${r.status}`);
+    const body = json(r);
+    for (const ch of listOf(body, p.list!)) {
+      if (field(ch, 'op') === 'remove') mirror.delete(String(field(ch, p.removedId!)));
+      else mirror.set(String(field(ch, p.itemId!)), JSON.stringify(field(ch, 'item')));
+    }
+    const next = field(body, p.nextCursor!);
+    if (typeof next === 'string') c = next;
+    if (field(body, p.hasMore!) !== true) break;
+  }
+  return { res, cursor: c };
+}
+
+/** A fresh snapshot walk (the set as it is now), brought up to date with its own changes. */
+async function freshSet(): Promise<{ items: Map<string, string>; cursor: string; res: HttpResponse[] }> {
+  const sp = profile().snapshot;
+  const items = new Map<string, string>();
+  const res: HttpResponse[] = [];
+  let next: string | undefined;
+  let cursor = '';
+  for (let i = 0; i < 20; i++) {
+    const r = await feedGet(SNAPSHOT, { query: next ? { page: next, limit: 1000 } : { fields: 'default', limit: 1000 } });
+    res.push(r);
+    precondition(r.status === 200, `a fresh snapshot page answered ${r.status}`);
+    const body = json(r) as Record<string, unknown>;
+    if (i === 0) cursor = String(body.cursor);
+    for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), JSON.stringify(it));
+    if (body.hasMore !== true || typeof body.nextPage !== 'string') break;
+    next = body.nextPage;
+  }
+  const applied = await applyChanges(items, cursor);
+  return { items, cursor: applied.cursor, res: [...res, ...applied.res] };
+}
+
+/** Ids whose image differs between two mirrors (missing on one side, or another image). */
+function differences(a: Map<string, string>, b: Map<string, string>): string[] {
+  const ids = new Set([...a.keys(), ...b.keys()]);
+  return [...ids].filter((id) => a.get(id) !== b.get(id)).sort();
+}
+
+checkGroup('procedures walked across a change', () => {
+  check(
+    {
+      id: 'feed-live-snapshot-page-after-change',
+      title: 'a snapshot walk continues with nextPage after the selected set changed',
+      requirements: ['feed-snapshot-paging'],
+    },
+    async (t) => {
+      const m = await mirrorWalk();
+      t.cite(...m.pages);
+      if (!m.changed) quiet(t, 'the selected set (the changes after the first sync cursor)', m.changedMs);
+      if (!m.afterChange) return t.notApplicable('the snapshot fit one page of 300: no continuation page to request after the change');
+      t.cite(m.afterChange);
+      t.observe('continuation after the change', `requested ${waited(m.changedMs)} after the set changed: ${m.afterChange.status}`);
+      if (m.afterChange.status !== 200)
+        t.violation(`the continuation page (nextPage of page 1), requested after the selected set changed, answered ${m.afterChange.status}`);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-mirror-reconciled',
+      title: 'a snapshot walked while the set changes, then the changes from its cursor, give the selected set',
+      requirements: ['feed-changes-reconcile', 'feed-changes-mirror'],
+    },
+    async (t) => {
+      const m = await mirrorWalk();
+      t.cite(...m.pages);
+      if (!m.changed) quiet(t, 'the selected set (the changes after the first sync cursor)', m.changedMs);
+      precondition(m.afterChange === undefined || m.afterChange.status === 200, 'the snapshot walk did not complete');
+      const mirror = new Map(m.items);
+      let applied = await applyChanges(mirror, m.cursor);
+      t.cite(...applied.res);
+      // The set may change again while the two are brought up to date: compared again (three times at most); an id
+      // that differs every time is lost or stale in the mirror.
+      let diff: string[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const fresh = await freshSet();
+        const more = await applyChanges(mirror, applied.cursor);
+        t.cite(...fresh.res, ...more.res);
+        applied = more;
+        const now = differences(mirror, fresh.items);
+        diff = attempt === 0 ? now : diff.filter((id) => now.includes(id));
+        if (diff.length === 0) break;
+      }
+      t.observe('mirror', `${mirror.size} items after a walk of ${m.pages.length} page(s) across a change and the changes after its cursor`);
+      if (diff.length) {
+        const show = diff.slice(0, 3).map((id) => `${id}: mirror ${mirror.has(id) ? 'holds it' : 'lacks it'}`);
+        t.violation(
+          `after the snapshot walk and every change after its cursor, the mirror differs from the selected set on ${diff.length} item(s), each time compared (${show.join('; ')})`,
+        );
+      }
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-items-page-after-arrivals',
+      title: 'after rows arrive, the page a cursor leads to holds the rows that follow its anchor',
+      requirements: ['feed-items-paging'],
+    },
+    async (t) => {
+      const ip = profile().items;
+      const first = await feedGet('/api/v1/items');
+      t.cite(first);
+      precondition(first.status === 200, `GET /api/v1/items answered ${first.status}`);
+      const p1 = listOf(json(first), ip.list!).map((i) => idOf(i));
+      const cursor = field(json(first), ip.nextCursor!);
+      if (typeof cursor !== 'string') return t.notApplicable('the listing has a single page: no cursor to follow');
+      const anchorCursor: string = cursor;
+      const change = await waitUntilChanged(
+        () => feedGet('/api/v1/items'),
+        (r) => contentOf(op('listItems'), r),
+        { base: first },
+      );
+      if (!change) quiet(t, 'the first page of /api/v1/items', LIVE_WAIT_MS);
+      t.cite(change.res);
+      // The page the cursor leads to, against the listing as it is now (a row may move in between: compared again).
+      let problem = '';
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const next = await feedGet('/api/v1/items', { query: { cursor: anchorCursor } });
+        const now = await feedGet('/api/v1/items', { query: { limit: 100 } });
+        t.cite(next, now);
+        precondition(next.status === 200, `the cursor of the first page answered ${next.status} ${waited(change.waitedMs)} after it was issued`);
+        const p2 = listOf(json(next), ip.list!).map((i) => idOf(i));
+        const current = listOf(json(now), ip.list!).map((i) => idOf(i));
+        const again = p2.filter((id) => p1.includes(id));
+        const at = current.indexOf(p1[p1.length - 1]!);
+        const expected = at < 0 ? undefined : current.slice(at + 1, at + 1 + p2.length);
+        if (again.length) problem = `the page after the cursor repeats ${again.length} row(s) of the first page (${again.slice(0, 3).join(', ')})`;
+        else if (expected && expected.length === p2.length && expected.join() !== p2.join()) {
+          const missing = expected.filter((id) => !p2.includes(id));
+          problem = `the page after the cursor is not the rows that follow its anchor ${p1[p1.length - 1]} in the listing${missing.length ? `: ${missing.slice(0, 3).join(', ')} skipped` : ''}`;
+        } else problem = '';
+        if (!problem) break;
+      }
+      t.observe('rows arrived', `the first page changed ${waited(change.waitedMs)} after it was read; its cursor followed then`);
+      if (problem) t.violation(`${problem}, every time compared`);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-changed-resource-answers-200',
+      title: 'a resource that changed answers 200 with a new ETag, not 304 to the old one',
+      requirements: ['feed-changed-resource-200'],
+    },
+    async (t) => {
+      const ops = ['listItems', 'hotTopics', 'getStory', 'listDailies', 'latestDaily', 'selectedChanges'];
+      const seen = await Promise.all(ops.map((id) => watched(id)));
+      const changed = seen.filter((w) => w.after);
+      for (const w of seen) t.cite(w.before, ...(w.after ? [w.after] : []));
+      if (!changed.length) quiet(t, `any of ${ops.join(', ')}`, LIVE_WAIT_MS);
+      t.observe('changed during the run', changed.map((w) => `${w.o.operationId} (after ${waited(w.waitedMs)})`).join(', '));
+      for (const w of changed) {
+        const old = w.before.header('etag');
+        const now = w.after!.header('etag');
+        if (old && now && old === now) t.violation(`${w.path}: its content changed and its 200 kept the ETag ${old}`);
+        // If-None-Match with the ETag of the old content (the run's first read of it, when the watch's was later).
+        const probe = await operationProbe(w.o);
+        const tag = [probe.first, w.before].find((r) => r.status === 200 && r.header('etag') && contentOf(w.o, r) === contentOf(w.o, w.before))?.header('etag');
+        if (!tag) continue;
+        const cond = await feedGet(w.path, { query: w.query, headers: { 'if-none-match': tag }, continuation: true });
+        t.cite(cond);
+        if (cond.status !== 304) continue;
+        // A 304 is stale unless the content went back to the old one (read again to tell).
+        const plain = await feedGet(w.path, { query: w.query, continuation: true });
+        t.cite(plain);
+        if (contentOf(w.o, plain) !== contentOf(w.o, w.before))
+          t.violation(`${w.path}: its content changed (ETag ${tag} → ${plain.header('etag')}), and If-None-Match: ${tag} answered 304`);
+      }
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-304-after-change',
+      title: 'after a change, a 304 carries the ETag and Cache-Control of the 200 it confirms',
+      requirements: ['feed-304-headers-empty-body'],
+    },
+    async (t) => {
+      const ops = ['listItems', 'hotTopics', 'getStory', 'listDailies', 'latestDaily', 'selectedChanges'];
+      const seen = await Promise.all(ops.map((id) => watched(id)));
+      const changed = seen.filter((w) => w.after?.header('etag'));
+      if (!changed.length) quiet(t, `any of ${ops.join(', ')}`, LIVE_WAIT_MS);
+      let confirmed = 0;
+      for (const w of changed) {
+        const r200 = w.after!;
+        const etag = r200.header('etag')!;
+        const r304 = await feedGet(w.path, { query: w.query, headers: { 'if-none-match': etag }, continuation: true });
+        t.cite(r304);
+        if (r304.status !== 304) continue; // moved in between: nothing to confirm
+        confirmed++;
+        if (r304.header('etag') !== etag) t.violation(`${w.path}: a 304 to If-None-Match: ${etag} carries ETag ${r304.header('etag')}`);
+        if (r304.header('cache-control') !== r200.header('cache-control'))
+          t.violation(`${w.path}: a 304 carries Cache-Control "${r304.header('cache-control')}", its 200 "${r200.header('cache-control')}"`);
+      }
+      if (!confirmed) return t.notApplicable('every changed resource moved again before its 304 could be asked for');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-story-timeline-after-coverage',
+      title: 'after new coverage, a story timeline is still reverse-chronological',
+      requirements: ['feed-story-timeline-order'],
+    },
+    async (t) => {
+      const w = await watched('getStory');
+      t.cite(w.before);
+      if (!w.after) quiet(t, `story ${w.path}`, LIVE_WAIT_MS);
+      t.cite(w.after);
+      if (w.after.status !== 200) return t.notApplicable(`story ${w.path} answered ${w.after.status} after it changed`);
+      const p = profile().story;
+      const timeline = listOf(field(json(w.after), p.root!), p.timeline!);
+      const times = timeline.map((e) => Date.parse(String(field(e, p.timelineTime!))));
+      t.observe('timeline after the change', `${timeline.length} entries, ${waited(w.waitedMs)} after it was first read`);
+      for (let i = 1; i < times.length; i++)
+        if (times[i]! > times[i - 1]!)
+          t.violation(
+            `after the story changed, timeline entry ${i} (${new Date(times[i]!).toISOString()}) is newer than entry ${i - 1} (${new Date(times[i - 1]!).toISOString()})`,
+          );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-hot-topics-after-refresh',
+      title: 'after the ranking is refreshed, hot topics are ten entries ranked 1 to 10 whose story links lead to stories',
+      requirements: ['feed-hot-topics-ten', 'feed-hot-topics-rank', 'feed-hot-topics-story-link'],
+    },
+    async (t) => {
+      const w = await watched('hotTopics');
+      t.cite(w.before);
+      if (!w.after) quiet(t, 'the hot-topics ranking', LIVE_WAIT_MS);
+      t.cite(w.after);
+      const entries = listOf(json(w.after), profile().hotTopics.list!);
+      if (entries.length !== 10) t.violation(`after a refresh the hot topics have ${entries.length} entries`);
+      const ranks = entries.map((e) => field(e, 'rank'));
+      if (ranks.join() !== '1,2,3,4,5,6,7,8,9,10') t.violation(`after a refresh the ranks run ${ranks.join(', ')}`);
+      const before = new Set(listOf(json(w.before), profile().hotTopics.list!).map((e) => String(field(e, profile().hotTopics.storyLink!))));
+      for (const e of entries) {
+        const link = field(e, profile().hotTopics.storyLink!);
+        if (typeof link !== 'string' || before.has(link)) continue;
+        const id = decodeURIComponent(new URL(link).pathname.split('/').filter(Boolean).pop() ?? '');
+        const res = await feedGet(storyPath(id));
+        t.cite(res);
+        if (res.status === 404) t.violation(`after a refresh, links.story ${link} names ${id}, which the story endpoint answers 404`);
+      }
+      t.observe('refresh', `the ranking changed ${waited(w.waitedMs)} after it was first read`);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-daily-published',
+      title: 'after the next daily report is published, it heads the archive, latest is it, and past reports stay',
+      requirements: ['feed-dailies-archive-order', 'feed-dailies-latest', 'feed-dailies-immutable'],
+    },
+    async (t) => {
+      const w = await watched('listDailies');
+      t.cite(w.before);
+      if (!w.after) quiet(t, 'the daily-report archive', LIVE_WAIT_MS);
+      t.cite(w.after);
+      const dp = profile().dailies;
+      const dates = (res: HttpResponse) => listOf(json(res), dp.list!).map((e) => String(field(e, dp.date!)));
+      const old = dates(w.before);
+      const now = dates(w.after);
+      for (let i = 1; i < now.length; i++)
+        if (!(now[i - 1]! > now[i]!)) t.violation(`after a publication the archive lists ${now[i - 1]} before ${now[i]}: not newest first`);
+      if (now[0]! <= old[0]!) return t.notApplicable(`the archive changed without a new report at its head (${old[0]} → ${now[0]})`);
+      const latest = await feedGet('/api/v1/dailies/latest');
+      t.cite(latest);
+      const latestDate = latest.status === 200 ? field(field(json(latest), profile().daily.root!), profile().daily.date!) : undefined;
+      if (latestDate !== now[0]) t.violation(`after ${now[0]} was published, /api/v1/dailies/latest serves ${String(latestDate ?? latest.status)}`);
+      // The report that headed the archive before is a past report now: unchanged, its ETag still current.
+      const past = await feedGet(`/api/v1/dailies/${old[0]}`);
+      t.cite(past);
+      const etag = past.header('etag');
+      if (past.status === 200 && etag) {
+        const again = await feedGet(`/api/v1/dailies/${old[0]}`, { headers: { 'if-none-match': etag }, continuation: true });
+        t.cite(again);
+        if (again.status !== 304) t.violation(`the past report ${old[0]} answered ${again.status} to its own ETag ${etag} after the next was published`);
+      }
+      t.observe('published', `${now[0]} appeared ${waited(w.waitedMs)} after the archive was first read`);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-merge-308',
+      title: 'a story merged during the run answers 308, also to a conditional request with its old ETag',
+      requirements: ['feed-story-merged-308'],
+    },
+    async (t) => {
+      const { ids, evidence } = await discoveredStoryIds();
+      t.cite(...evidence);
+      const first = await Promise.all(ids.slice(0, 5).map(async (id) => ({ id, res: await feedGet(storyPath(id)) })));
+      const live = first.filter((s) => s.res.status === 200 && s.res.header('etag'));
+      t.cite(...first.map((s) => s.res));
+      if (!live.length) return t.notApplicable('no story the hot topics link answered 200 with an ETag');
+      // One story each poll, in turn, until one answers 308.
+      const start = Date.now();
+      let merged: { id: string; res: HttpResponse; etag: string } | undefined;
+      for (let k = 0; !merged && Date.now() - start < LIVE_WAIT_MS; k++) {
+        const s = live[k % live.length]!;
+        const res = await feedGet(storyPath(s.id));
+        if (res.status === 200 && res.header('etag')) s.res = res;
+        if (res.status === 308) merged = { id: s.id, res, etag: s.res.header('etag')! };
+        else if (k % live.length === live.length - 1) await new Promise((r) => setTimeout(r, 250));
+      }
+      if (!merged)
+        return t.notApplicable(
+          `the target did not change during the run: waited ${waited(Date.now() - start)} for one of the stories ${live.map((s) => s.id).join(', ')} to answer 308`,
+        );
+      t.cite(merged.res);
+      const location = merged.res.header('location');
+      if (!location) fail(`${storyPath(merged.id)} answered 308 without Location`);
+      const cond = await feedGet(storyPath(merged.id), { headers: { 'if-none-match': merged.etag }, continuation: true });
+      t.cite(cond);
+      if (cond.status !== 308) t.violation(`after ${merged.id} was merged, If-None-Match with its last ETag answered ${cond.status}, where 308 is required`);
+      const survivor = await feedGet(new URL(location, merged.res.url));
+      t.cite(survivor);
+      if (survivor.status !== 200) t.violation(`the Location of merged story ${merged.id} (${location}) answered ${survivor.status}`);
+      t.observe('merged during the run', `${merged.id} → ${location}, ${waited(Date.now() - start)} after the watch began`);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-cursor-reused-late',
+      title: 'an items cursor reused after the run has waited is still accepted',
+      requirements: ['feed-items-cursor-no-timer'],
+    },
+    async (t) => {
+      const c = await firstCursor();
+      // After the longest wait of the run: every watch of this group has ended.
+      await Promise.all(['listItems', 'hotTopics', 'getStory', 'listDailies'].map((id) => watched(id).catch(() => undefined)));
+      await mirrorWalk().catch(() => undefined);
+      const age = Date.now() - c.at;
+      const res = await feedGet('/api/v1/items', { query: { limit: 5, cursor: c.cursor } });
+      t.cite(c.res, res);
+      t.observe('cursor age', `${waited(age)}: a timer longer than that is not seen`);
+      if (res.status === 400 && /invalid_cursor/.test(res.body)) {
+        // Only an anchor that left the window may be rejected: the last row of the page that gave the cursor.
+        const items = listOf(json(c.res), profile().items.list!);
+        const anchor = items[items.length - 1] as Record<string, unknown> | undefined;
+        const key = anchor ? effectiveTime(anchor, 'timeline') : undefined;
+        if (key === undefined || key > Date.now() - 7 * 86_400_000 + 120_000)
+          t.violation(`a cursor issued ${waited(age)} before, whose anchor is still in the 7d window, was rejected with invalid_cursor`);
+      }
+    },
+  );
+});
