@@ -232,11 +232,14 @@ checkGroup('procedures walked across a change', () => {
       const cursor = field(json(first), ip.nextCursor!);
       if (typeof cursor !== 'string') return t.notApplicable('the listing has a single page: no cursor to follow');
       const anchorCursor: string = cursor;
-      const change = await waitUntilChanged(
-        () => feedGet('/api/v1/items'),
-        (r) => contentOf(op('listItems'), r),
-        { base: first },
-      );
+      // Rows arrived (or left): the ids of the first page changed, not only an item's content.
+      const ids = (r: HttpResponse) =>
+        r.status === 200
+          ? listOf(json(r), ip.list!)
+              .map((i) => idOf(i))
+              .join()
+          : String(r.status);
+      const change = await waitUntilChanged(() => feedGet('/api/v1/items'), ids, { base: first });
       if (!change) quiet(t, 'the first page of /api/v1/items', LIVE_WAIT_MS);
       t.cite(change.res);
       // The page the cursor leads to, against the listing as it is now (a row may move in between: compared again).
