@@ -520,7 +520,7 @@ export const cachingCheckId = (rule: keyof typeof CACHING_RULES, operationId: st
  */
 export const LIVE_WAIT_MS = 1500;
 /** Time between two reads of a resource being watched for a change. */
-export const LIVE_POLL_MS = 250;
+export const LIVE_POLL_MS = 400;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**

@@ -8,6 +8,7 @@
 import { check, checkGroup, fail, precondition } from '../../src/harness.js';
 import {
   FEED_OPERATIONS,
+  LIVE_POLL_MS,
   LIVE_WAIT_MS,
   archiveDate,
   contentOf,
@@ -442,7 +443,7 @@ checkGroup('procedures walked across a change', () => {
         const res = await feedGet(storyPath(s.id));
         if (res.status === 200 && res.header('etag')) s.res = res;
         if (res.status === 308) merged = { id: s.id, res, etag: s.res.header('etag')! };
-        else if (k % live.length === live.length - 1) await new Promise((r) => setTimeout(r, 250));
+        else if (k % live.length === live.length - 1) await new Promise((r) => setTimeout(r, LIVE_POLL_MS));
       }
       if (!merged)
         return t.notApplicable(
