@@ -72,6 +72,34 @@ describe('boundaries are always tried', () => {
   });
 });
 
+describe("the input forms at a length rule's edges", () => {
+  const q = { type: 'string', minLength: 2, maxLength: 200, 'x-trim': true } as unknown as JsonSchema;
+  const cps = (v: string) => [...v].length;
+  const clusters = (v: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(v)].length;
+  test('a length in UTF-16 units or in grapheme clusters differs from code points at one edge', async () => {
+    const { boundaries } = await import('./generate.js');
+    const valid = boundaries(q, 'valid') as string[];
+    const invalid = boundaries(q, 'invalid') as string[];
+    for (const v of valid) expect(cps(v.trim()), JSON.stringify(v)).toBeGreaterThanOrEqual(2);
+    for (const v of valid) expect(cps(v.trim()), JSON.stringify(v)).toBeLessThanOrEqual(200);
+    for (const v of invalid) expect(cps(v.trim()) < 2 || cps(v.trim()) > 200, JSON.stringify(v)).toBe(true);
+    // One astral character: 1 code point, 2 UTF-16 units (refused); combining marks: 2 code points, 1 cluster (served).
+    expect(invalid.some((v) => cps(v) === 1 && v.length === 2)).toBe(true);
+    expect(valid.some((v) => cps(v) === 2 && clusters(v) === 1)).toBe(true);
+    expect(invalid.some((v) => cps(v) === 201 && clusters(v) <= 200)).toBe(true);
+  });
+  test('a trimmed rule: Unicode whitespace beyond ASCII is trimmed, and a blank value is refused', async () => {
+    const { boundaries } = await import('./generate.js');
+    const ascii = (v: string) => v.replace(/^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g, '');
+    const valid = boundaries(q, 'valid') as string[];
+    const invalid = boundaries(q, 'invalid') as string[];
+    expect(valid.some((v) => cps(ascii(v)) > 200)).toBe(true);
+    expect(invalid.some((v) => cps(ascii(v)) >= 2 && cps(v.trim()) < 2)).toBe(true);
+    expect(invalid).toEqual(expect.arrayContaining(['', '   ']));
+    expect(invalid.some((v) => v !== '' && ascii(v) !== '' && v.trim() === '')).toBe(true);
+  });
+});
+
 describe('the raw reader sees what an HTTP client hides', () => {
   test('no byte after a clean 304; the stray body after a dirty one', async () => {
     const { rawGet } = await import('./raw-http.js');

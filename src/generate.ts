@@ -25,14 +25,27 @@ export function boundaries(s: JsonSchema, kind: 'valid' | 'invalid'): string[] |
   if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
     return kind === 'valid' ? [s.minimum, s.maximum] : [String(s.minimum - 1), String(s.maximum + 1)];
   }
-  if (s.minLength !== undefined && s.maxLength !== undefined) {
-    // Astral characters at the upper edge: a length counted in UTF-16 units instead of code points shows there.
-    const str = (n: number, unit: string) => unit.repeat(n);
-    return kind === 'valid'
-      ? [str(s.minLength, 'a'), str(s.maxLength, '🚀')]
-      : [...(s.minLength > 1 ? [str(s.minLength - 1, 'a')] : []), str(s.maxLength + 1, 'a')];
-  }
+  if (s.minLength !== undefined && s.maxLength !== undefined) return stringBoundaries(s.minLength, s.maxLength, !!s['x-trim'], kind);
   return [];
+}
+
+/**
+ * The input forms at each edge of a length in code points: astral characters (two UTF-16 units, one code point) and
+ * combining marks (two code points, one grapheme cluster), so a length counted in UTF-16 units or in grapheme
+ * clusters shows at one edge or the other; where the rule trims, padding of the whitespace Unicode names beyond
+ * ASCII (U+3000 ideographic space, U+00A0 no-break space, U+2003 em space), and values blank once trimmed.
+ */
+function stringBoundaries(min: number, max: number, trim: boolean, kind: 'valid' | 'invalid'): string[] {
+  const str = (n: number, unit: string) => unit.repeat(n);
+  const marks = (n: number) => 'e\u0301'.repeat(Math.floor(n / 2)) + (n % 2 ? 'e' : '');
+  if (kind === 'valid') {
+    const out = [str(min, 'a'), str(max, '🚀'), marks(Math.max(min, 2)), marks(max)];
+    if (trim) out.push(`\u3000${str(min, 'a')}\u3000`, `\u00a0${str(max, 'a')}\u2003`);
+    return out;
+  }
+  const out = [...(min > 1 ? [str(min - 1, 'a'), str(min - 1, '🚀')] : []), str(max + 1, 'a'), marks(max + 1)];
+  if (trim && min > 0) out.push('', '   ', '\u3000\u00a0', `\u3000${str(Math.max(min - 1, 0), 'a')}\u3000`);
+  return [...new Set(out)];
 }
 
 /** Integers the rule accepts, always including both boundaries. */
