@@ -19,6 +19,7 @@ import {
   operationsOf,
   minimalBody,
   shapeFor,
+  STREAM_OPERATIONS,
 } from './gateway.js';
 import { brokenBodies } from './generate.js';
 
@@ -257,10 +258,65 @@ async function perPathFacets(): Promise<Facet[]> {
   return out;
 }
 
+/**
+ * Each refusal class on each operation that streams, with `"stream": true` (streams.test.ts, rate-limits.test.ts): the
+ * key states, an unknown model, a body that is not JSON or lacks its prompt, the per-user limit; and `"stream": false`
+ * answered as JSON. The transport is a facet of each rule: an error that precedes a stream keeps its status and body.
+ */
+async function streamFacets(): Promise<Facet[]> {
+  const ops = (await describedOperations()).filter((o) => STREAM_OPERATIONS.includes(o.operationId));
+  const src = 'STREAM_OPERATIONS × the refusal classes (transport: "stream": true)';
+  const out: Facet[] = [];
+  const add = (requirement: string, id: string, text: string, check: string) =>
+    out.push(facet(requirement, { id: `stream:${id}`, kind: 'place', text, checks: [check] }, src));
+  for (const op of ops) {
+    const place = `${op.method} ${op.display} with "stream": true`;
+    for (const st of KEY_STATES)
+      add(st.reqs[0]!, `${st.slug}@${op.operationId}`, `${place} refuses ${st.what} before any stream`, GW_CHECK_IDS.streamKeyState(st.slug, op.operationId));
+    add('gw-unknown-model-404', op.operationId, `${place}: an unknown model answers 404, not a stream`, GW_CHECK_IDS.streamUnknownModel(op.operationId));
+    add(
+      'gw-unknown-model-code',
+      op.operationId,
+      `${place}: an unknown model's error has code model_not_found`,
+      GW_CHECK_IDS.streamUnknownModel(op.operationId),
+    );
+    add('gw-invalid-body-400', op.operationId, `${place}: a body that is not JSON answers 400, not a stream`, GW_CHECK_IDS.streamMalformedJson(op.operationId));
+    add('gw-request-payload-400', op.operationId, `${place}: a body without its prompt field answers 400`, GW_CHECK_IDS.streamBrokenPayload(op.operationId));
+    add(
+      'gw-429-per-user',
+      op.operationId,
+      `${place}: a key over its per-user limit gets 429 without Retry-After`,
+      GW_CHECK_IDS.streamPerUser429(op.operationId),
+    );
+    if (op.operationId !== 'responses')
+      out.push(
+        facet(
+          'gw-stream-false-json',
+          {
+            id: op.operationId,
+            kind: 'place',
+            text: `${op.method} ${op.display} with "stream": false answers JSON`,
+            checks: [GW_CHECK_IDS.streamFalseJson(op.operationId)],
+          },
+          src,
+        ),
+      );
+  }
+  return out;
+}
+
 /** Every facet of both catalogues: the derived ones, then those written under their requirement. */
 export async function facets(catalogue: Map<string, CatalogueEntry> = loadCatalogue()): Promise<Facet[]> {
   const written = [...catalogue.values()].flatMap((r) => (r.facets ?? []).map((f) => facet(r.id, f, `specs/${r.service}/requirements.json`)));
-  const all = [...(await parameterFacets()), ...cachingFacets(), ...(await keyFacets()), ...(await payloadFacets()), ...(await perPathFacets()), ...written];
+  const all = [
+    ...(await parameterFacets()),
+    ...cachingFacets(),
+    ...(await keyFacets()),
+    ...(await payloadFacets()),
+    ...(await perPathFacets()),
+    ...(await streamFacets()),
+    ...written,
+  ];
   const seen = new Set<string>();
   for (const f of all) {
     if (!catalogue.has(f.requirement)) throw new Error(`facet ${f.key} names unknown requirement ${f.requirement}`);

@@ -12,6 +12,7 @@ import { clientRules, componentSchema, field, formatAjvErrors, kebab, loadOpenAp
 import { USER_AGENT, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
+import type { RetryMode } from './retry-policy.js';
 
 /** ws as CommonJS, what `require('ws')` gives (its ES module entry is a wrapper of it): in a fresh worker thread it loads
  * in about 60 ms less CPU that way on Node 20, as the vendor SDKs do in suites/gateway/official-clients.test.ts. */
@@ -102,7 +103,24 @@ export const GW_CHECK_IDS = {
   malformedJsonCode: (operationId: string): string => `gw-malformed-json-code-${kebab(operationId)}`,
   perUser429: (operationId: string): string => (operationId === 'chatCompletions' ? 'gw-per-user-429' : `gw-per-user-429-on-${kebab(operationId)}`),
   keyRefusalType: (operationId: string): string => `gw-key-refusal-gateway-error-on-${kebab(operationId)}`,
+  /** The refusals that precede a stream (streams.test.ts): each class of refusal with `"stream": true`. */
+  streamKeyState: (slug: string, operationId: string): string => `gw-stream-${slug}-refused-on-${kebab(operationId)}`,
+  streamKeyRefusalType: (operationId: string): string => `gw-stream-key-refusal-gateway-error-on-${kebab(operationId)}`,
+  streamUnknownModel: (operationId: string): string => `gw-stream-unknown-model-404-${kebab(operationId)}`,
+  streamMalformedJson: (operationId: string): string => `gw-stream-malformed-json-400-${kebab(operationId)}`,
+  streamBrokenPayload: (operationId: string): string => `gw-stream-broken-payload-400-${kebab(operationId)}`,
+  streamPerUser429: (operationId: string): string => `gw-stream-per-user-429-on-${kebab(operationId)}`,
+  streamFalseJson: (operationId: string): string => `gw-stream-false-json-${kebab(operationId)}`,
 };
+
+/**
+ * The operations whose protocol streams on request with `"stream": true` in the body (vendor A chat completions and
+ * the Responses-style operation, vendor B messages); vendor C streams on another path, which the document does not show.
+ */
+export const STREAM_OPERATIONS = ['chatCompletions', 'messages', 'responses'];
+
+/** Whether an answer is an event stream (its content type), whatever its status. */
+export const isEventStream = (res: HttpResponse): boolean => /text\/event-stream/i.test(res.header('content-type') ?? '');
 
 /** The forms a path may refuse: every form but Bearer is listed for some paths only. */
 export const LIMITED_FORMS = ['xApiKey', 'vendorCKey', 'queryKey'] as const;
@@ -331,6 +349,8 @@ export interface WsOutcome {
   /** A refused handshake's Retry-After and body (for the retry policy and the record). */
   retryAfter?: string;
   body?: string;
+  /** A refused handshake's Content-Type. */
+  contentType?: string;
 }
 
 /**
@@ -343,12 +363,14 @@ export async function openRealtime(o: {
   headers?: Record<string, string>;
   query?: Record<string, string>;
   model: string;
+  /** How a refused handshake is retried (default: as any transient refusal). */
+  retry?: RetryMode;
 }): Promise<WsOutcome> {
   // The realtime path under the base URL (and its prefix, if any), on the WebSocket twin of its scheme.
   const url = new URL(serviceUrl('gateway', runContext().realtimePath).replace(/^http/, 'ws'));
   url.searchParams.set('model', o.model);
   for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
-  const { result, unavailable } = await http().retried(url, 'GET (WebSocket)', { rules, mode: 'transient' }, async (retry) => {
+  const { result, unavailable } = await http().retried(url, 'GET (WebSocket)', { rules, mode: o.retry ?? 'transient' }, async (retry) => {
     const outcome = await handshake(url, o, retry);
     if (outcome.opened) return { result: outcome };
     if (outcome.status === undefined) return { result: outcome, unanswered: outcome.error ?? 'no handshake' };
@@ -381,6 +403,7 @@ async function handshake(
     };
     ws.on('unexpected-response', (_req, res) => {
       const retryAfter = res.headers['retry-after'];
+      const contentType = res.headers['content-type'];
       const chunks: Buffer[] = [];
       let size = 0;
       const finish = () =>
@@ -388,6 +411,7 @@ async function handshake(
           opened: false,
           status: res.statusCode,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+          contentType,
           body: Buffer.concat(chunks).toString('utf8'),
         });
       res.on('data', (c: Buffer) => {
@@ -415,6 +439,7 @@ async function handshake(
     responseHeaders: {
       ...(outcome.protocol !== undefined ? { 'sec-websocket-protocol': outcome.protocol } : {}),
       ...(outcome.retryAfter !== undefined ? { 'retry-after': outcome.retryAfter } : {}),
+      ...(outcome.contentType !== undefined ? { 'content-type': outcome.contentType } : {}),
     },
     responseBody: outcome.firstMessage ?? outcome.body,
     error: outcome.error,
@@ -651,6 +676,32 @@ export function unknownModelRequest(op: GatewayOperation, placement: Pick<SendOp
     query: placement?.query,
     body: minimalBody(op.operationId, model),
     // The answer is an error either way: a 5xx is that answer, not unavailability.
+    retry: 'transient',
+  });
+}
+
+/** The unknown-model request of `op` with `key` in `form`, once per run (the key-placement check and the key-state controls read it). */
+export function formRequest(op: GatewayOperation, form: KeyForm, key: string): Promise<HttpResponse> {
+  return form === 'bearer' ? bearerControl(op, key) : once(`form-request:${form}:${op.operationId}`, () => unknownModelRequest(op, placeKey(form, key)));
+}
+
+/**
+ * `op`'s request with `"stream": true` added to `body` (by default its minimal body naming `model`), the key placed as
+ * given: what a streaming client sends. Refusals are the answers under test; a 5xx is one too, not an outage.
+ */
+export function streamedRequest(
+  op: GatewayOperation,
+  model: string,
+  placement: Pick<SendOptions, 'headers' | 'query'> | undefined,
+  body: unknown = minimalBody(op.operationId, model),
+): Promise<HttpResponse> {
+  return gatewaySend(op.path(model), {
+    method: op.method,
+    // A string is sent as it is (a truncated JSON text that says "stream": true), as JSON.
+    headers: { ...protocolHeaders(op.operationId), ...(placement?.headers ?? {}), ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}) },
+    query: placement?.query,
+    body: typeof body === 'string' ? body : { ...(body as object), stream: true },
+    billable: true,
     retry: 'transient',
   });
 }

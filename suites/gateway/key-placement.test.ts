@@ -17,6 +17,7 @@ import {
   FORM_LABEL,
   FORM_REQUIREMENT,
   formRefusedRequirement,
+  formRequest,
   type GatewayOperation,
   gatewayOperations,
   gatewaySend,
@@ -126,7 +127,7 @@ checkGroup('each key form is accepted where the table lists it', () => {
         },
         async (t) => {
           const key = await requireValidKey(t);
-          const res = form === 'bearer' ? await bearerControl(op, key) : await unknownModelRequest(op, placeKey(form, key));
+          const res = await formRequest(op, form, key);
           t.cite(res);
           const j = judge(res, op);
           t.observe('answer with the key', j.what);

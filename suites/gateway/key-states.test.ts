@@ -10,6 +10,8 @@ import { check, expect, precondition, type CheckTools, checkGroup } from '../../
 import {
   documentedSuccess,
   errorMessage,
+  FORM_LABEL,
+  formRequest,
   gatewayGet,
   type GatewayOperation,
   gatewayOperations,
@@ -31,7 +33,7 @@ import {
 import { once, secret } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
 
-const authCheck = (key: string) => gatewayGet('/v1/models', { headers: { authorization: `Bearer ${key}` } });
+const authCheck = (key: string, form: KeyForm = 'bearer') => gatewayGet('/v1/models', placeKey(form, key));
 const operations = await gatewayOperations();
 const listModels = operations.find((o) => o.operationId === 'listModels')!;
 const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
@@ -43,6 +45,21 @@ async function control(t: CheckTools): Promise<void> {
   t.cite(first);
   const j = judge(first, listModels);
   precondition(j.kind === 'accepted', `GET /v1/models with GATEWAY_API_KEY answered ${j.what}, not 200 with a data array: a refusal could not be told apart`);
+}
+
+/**
+ * The forms of the Authentication table listed for `op` that the valid key is shown taken in, `first` (the form of
+ * the check's control) first: the forms are equivalent, so each key state is refused in each of them. A form the
+ * valid key is not taken in is the key-placement checks' finding, not tried here.
+ */
+async function takenForms(t: CheckTools, op: GatewayOperation, valid: string, first: KeyForm): Promise<KeyForm[]> {
+  const out: KeyForm[] = [first];
+  for (const form of op.forms.filter((f) => f !== first)) {
+    const j = judge(await formRequest(op, form, valid), op);
+    if (j.kind === 'accepted') out.push(form);
+    else t.observe(FORM_LABEL[form], `not tried: the valid key in it answered ${j.what}`);
+  }
+  return out;
 }
 
 /** A key refusal is an error of the gateway itself: type gateway_error (the deployment's name for it). */
@@ -57,16 +74,19 @@ checkGroup('keys that must not pass the authentication check', () => {
     ...st,
     id: GW_CHECK_IDS.keyState(st.slug, 'listModels'),
     title: `${st.what.replace(/^./, (c) => c.toUpperCase())} gets ${st.statuses.length === 1 ? st.statuses[0] : 'refused'} on the authentication check, a gateway_error`,
-    reqs: [...st.reqs, 'gw-error-type-values'],
+    reqs: [...st.reqs, 'gw-error-type-values', 'gw-auth-forms-equivalent'],
   }));
   for (const c of cases) {
-    check({ id: c.id, title: c.title, requirements: c.reqs }, async (t) => {
+    check({ id: c.id, title: `${c.title}, in each key form`, requirements: c.reqs }, async (t) => {
       const key = requireKey(t, c.v);
       await control(t);
-      const res = await authCheck(key);
-      t.observe('status', String(res.status));
-      expect(res.status, `GET /v1/models with ${c.v}`).toBeOneOf(c.statuses);
-      expectGatewayError(t, res, c.v);
+      for (const form of await takenForms(t, listModels, secret('GATEWAY_API_KEY')!, 'bearer')) {
+        const res = await authCheck(key, form);
+        t.cite(res);
+        t.observe(`status (${FORM_LABEL[form]})`, String(res.status));
+        expect(res.status, `GET /v1/models with ${c.v} in ${FORM_LABEL[form]}`).toBeOneOf(c.statuses);
+        expectGatewayError(t, res, `${c.v} in ${FORM_LABEL[form]}`);
+      }
     });
   }
 
@@ -74,24 +94,27 @@ checkGroup('keys that must not pass the authentication check', () => {
     {
       id: 'gw-ip-denied-403',
       title: 'a key whose IP allow list excludes the caller gets 403, code access_denied, with a message about the IP',
-      requirements: ['gw-key-ip-allow-list', 'gw-error-type-values', 'gw-error-code-values'],
+      requirements: ['gw-key-ip-allow-list', 'gw-error-type-values', 'gw-error-code-values', 'gw-auth-forms-equivalent'],
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_IP_DENIED_KEY');
       await control(t);
-      const res = await authCheck(key);
-      expect(res.status, 'GET /v1/models from outside the allow list').toBe(403);
-      expectGatewayError(t, res, 'GATEWAY_IP_DENIED_KEY');
-      const { code, message } = vendorAFields(res.body);
-      expect(code, 'error.code of the IP allow-list refusal (the code table: "access denied, for example IP not in the allow list")').toBe('access_denied');
-      expect(String(message), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+      for (const form of await takenForms(t, listModels, secret('GATEWAY_API_KEY')!, 'bearer')) {
+        const res = await authCheck(key, form);
+        t.cite(res);
+        expect(res.status, `GET /v1/models from outside the allow list, the key in ${FORM_LABEL[form]}`).toBe(403);
+        expectGatewayError(t, res, `GATEWAY_IP_DENIED_KEY in ${FORM_LABEL[form]}`);
+        const { code, message } = vendorAFields(res.body);
+        expect(code, 'error.code of the IP allow-list refusal (the code table: "access denied, for example IP not in the allow list")').toBe('access_denied');
+        expect(String(message), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+      }
     },
   );
 });
 
 /** The unknown-model request of `op` with a key in a state, once per run (its refusal is judged twice: status, type). */
 const stateRequest = (st: (typeof KEY_STATES)[number], op: GatewayOperation, key: string, form: KeyForm) =>
-  once(`key-state:${st.slug}:${op.operationId}`, () => unknownModelRequest(op, placeKey(form, key)));
+  once(`key-state:${st.slug}:${op.operationId}:${form}`, () => unknownModelRequest(op, placeKey(form, key)));
 
 /**
  * The key rules are the same on every model interface: each state is refused on every path family (vendor A, B and
@@ -105,9 +128,9 @@ checkGroup('each key state is refused on every path family', () => {
       check(
         {
           id: GW_CHECK_IDS.keyState(st.slug, op.operationId),
-          title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}`,
-          // The IP allow list's refusal has its own code (access_denied), read here too.
-          requirements: st.v === 'GATEWAY_IP_DENIED_KEY' ? [...st.reqs, 'gw-error-code-values'] : st.reqs,
+          title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}, in each key form the path takes`,
+          // The IP allow list's own code (access_denied), read here too; the forms are equivalent, so each is tried.
+          requirements: [...st.reqs, ...(st.v === 'GATEWAY_IP_DENIED_KEY' ? ['gw-error-code-values'] : []), 'gw-auth-forms-equivalent'],
         },
         async (t) => {
           const key = requireKey(t, st.v);
@@ -115,15 +138,19 @@ checkGroup('each key state is refused on every path family', () => {
           const c = await pathServed(op, valid);
           t.cite(...c.evidence);
           precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
-          const res = await stateRequest(st, op, key, c.form);
-          t.observe('status', String(res.status));
-          if (res.status >= 200 && res.status < 300) t.violation(`${op.method} ${op.display} served a request with ${st.what} (${res.status})`);
-          expect(res.status, `${op.method} ${op.display} with ${st.v} (with the valid key: ${c.what})`).toBeOneOf(st.statuses);
-          if (st.v !== 'GATEWAY_IP_DENIED_KEY') return;
-          // The IP allow list's own code and message, wherever the path's envelope carries them.
-          if (shapeFor(op.display))
-            expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display}`).toContain('access_denied');
-          expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+          for (const form of await takenForms(t, op, valid, c.form)) {
+            const res = await stateRequest(st, op, key, form);
+            const where = `${op.method} ${op.display} with ${st.v} in ${FORM_LABEL[form]}`;
+            t.cite(res);
+            t.observe(`status (${FORM_LABEL[form]})`, String(res.status));
+            if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
+            expect(res.status, `${where} (with the valid key: ${c.what})`).toBeOneOf(st.statuses);
+            if (st.v !== 'GATEWAY_IP_DENIED_KEY') continue;
+            // The IP allow list's own code and message, wherever the path's envelope carries them.
+            if (shapeFor(op.display))
+              expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display}`).toContain('access_denied');
+            expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+          }
         },
       );
     }

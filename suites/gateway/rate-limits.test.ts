@@ -13,6 +13,7 @@ import {
   gatewayOperations,
   gatewaySend,
   GW_CHECK_IDS,
+  isEventStream,
   keyTaken,
   minimalBody,
   pathServed,
@@ -21,6 +22,7 @@ import {
   requireKey,
   requireValidKey,
   statedLimit,
+  STREAM_OPERATIONS,
   unknownModel,
 } from '../../src/gateway.js';
 
@@ -39,12 +41,14 @@ const BURST_MAX_MS = 10_000;
  * second 429 is the answer, whatever it carries (and a first one too, once this deployment's per-user 429 was shown to
  * carry Retry-After). A refusal of the key is about the limit only when the valid key is taken on the same request.
  */
-async function perUser429(t: CheckTools, op: GatewayOperation, key: string): Promise<HttpResponse> {
+async function perUser429(t: CheckTools, op: GatewayOperation, key: string, stream = false): Promise<HttpResponse> {
   const model = unknownModel();
+  const body = minimalBody(op.operationId, model) as object;
   const res = await gatewaySend(op.path(model), {
     method: op.method,
     headers: { authorization: `Bearer ${key}`, ...protocolHeaders(op.operationId) },
-    body: minimalBody(op.operationId, model),
+    // A streamed request is limited as any other: the 429 precedes the stream (no 200 event stream, no error event in one).
+    body: stream ? { ...body, stream: true } : body,
     retry: { answer: (a) => a.status === 429 && (a.retryAfter === undefined || a.attempt > 0 || perUserWithRetryAfter) },
   });
   t.observe('status', String(res.status));
@@ -57,8 +61,12 @@ async function perUser429(t: CheckTools, op: GatewayOperation, key: string): Pro
       keyTaken(control, `${op.method} ${op.display}`);
     }
   }
-  expect(res.status, `${op.method} ${op.display} with the rate-limited key`).toBe(429);
+  const what = `${op.method} ${op.display} with the rate-limited key${stream ? ' and "stream": true' : ''}`;
+  if (stream && res.status >= 200 && res.status < 300)
+    t.violation(`${what} was served (${res.status}${isEventStream(res) ? ', an event stream' : ''}): the limit applies to streamed requests too`);
+  expect(res.status, what).toBe(429);
   expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();
+  if (stream) expect(isEventStream(res), `${what}: the 429 answered as an event stream`).toBe(false);
   return res;
 }
 
@@ -100,6 +108,24 @@ describe.sequential('429s', () => {
         t.cite(...served.evidence);
         precondition(served.served, `${op.method} ${op.display} answered ${served.what} with the valid key: the path's answers could not be read`);
         await perUser429(t, op, key);
+      },
+    );
+  }
+
+  // The same limit when the request streams: the 429 comes before any stream, on each protocol that streams.
+  for (const op of operations.filter((o) => STREAM_OPERATIONS.includes(o.operationId))) {
+    check(
+      {
+        id: GW_CHECK_IDS.streamPerUser429(op.operationId),
+        title: `${op.method} ${op.display} with "stream": true: a key over its per-user limit gets 429 without Retry-After, not a stream`,
+        requirements: ['gw-429-per-user'],
+      },
+      async (t) => {
+        const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
+        const served = await pathServed(op, await requireValidKey(t));
+        t.cite(...served.evidence);
+        precondition(served.served, `${op.method} ${op.display} answered ${served.what} with the valid key: the path's answers could not be read`);
+        await perUser429(t, op, key, true);
       },
     );
   }

@@ -12,11 +12,14 @@ import {
   gw,
   GW_CHECK_IDS,
   KEY_STATES,
+  looseErrorCodes,
   openRealtime,
   realtimeControl,
   realtimeProtocols,
   requireKey,
   requireValidKey,
+  statedLimit,
+  unknownModel,
   type WsOutcome,
 } from '../../src/gateway.js';
 import type { CheckTools } from '../../src/harness.js';
@@ -147,6 +150,52 @@ describe.sequential('the realtime WebSocket', () => {
         precondition(!none.opened, 'a handshake without any credential opens a session too: whether ?key= was taken as a key cannot be told');
       }
       expect(r.opened, 'a session opened with ?key=').toBe(false);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-realtime-unknown-model-404',
+      title: 'a realtime handshake naming an unknown model (?model=) is refused 404 with code model_not_found, no session opened',
+      requirements: ['gw-unknown-model-404', 'gw-unknown-model-code'],
+    },
+    async (t) => {
+      const key = await requireValidKey(t);
+      await shownOpening(t, key);
+      const r = await openRealtime({ protocols: realtimeProtocols(key), model: unknownModel() });
+      t.observe('refusal', describeOutcome(r));
+      expect(r.opened, 'a realtime session opened for a model no deployment has (a default substituted?)').toBe(false);
+      expect(r.status, `the handshake naming an unknown model (${describeOutcome(r)})`).toBe(404);
+      t.observe('error code', String(looseErrorCodes(r.body ?? '')[0]));
+      expect(looseErrorCodes(r.body ?? ''), `the error code of the refusal ${JSON.stringify((r.body ?? '').slice(0, 200))}`).toContain('model_not_found');
+    },
+  );
+
+  check(
+    {
+      id: 'gw-realtime-per-user-429',
+      title: 'the realtime handshake with a key over its per-user limit is refused 429 without Retry-After, the window and the count in the body',
+      requirements: ['gw-429-per-user'],
+    },
+    async (t) => {
+      const limited = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
+      if (!realtimeProtocols(limited).every((p) => SUBPROTOCOL_TOKEN.test(p)))
+        t.notApplicable('GATEWAY_RATE_LIMITED_KEY holds characters a WebSocket subprotocol cannot carry (RFC 6455 §4.1)');
+      await shownOpening(t, await requireValidKey(t));
+      // The per-user 429 is the answer under test: an IP-level one (with Retry-After) is waited out once, as elsewhere.
+      const r = await openRealtime({
+        protocols: realtimeProtocols(limited),
+        model: await chosenModel(),
+        retry: { answer: (a) => a.status === 429 && (a.retryAfter === undefined || a.attempt > 0) },
+      });
+      t.observe('refusal', describeOutcome(r));
+      expect(r.opened, 'a realtime session opened for a key over its per-user limit').toBe(false);
+      expect(r.status, `the handshake with GATEWAY_RATE_LIMITED_KEY (${describeOutcome(r)})`).toBe(429);
+      expect(r.retryAfter, 'a per-user 429 carries no Retry-After').toBeUndefined();
+      const stated = statedLimit(r.body ?? '');
+      t.observe('stated limit', `window ${stated.windowMinutes ?? '?'} minute(s), at most ${stated.max ?? '?'} requests`);
+      expect(stated.windowMinutes, 'the body states the window in minutes (a number with a minute unit)').toBeGreaterThan(0);
+      expect(stated.max, 'the body states the maximum request count (a number besides the window)').toBeGreaterThan(0);
     },
   );
 

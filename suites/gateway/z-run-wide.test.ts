@@ -10,8 +10,11 @@ import type { Exchange, HttpResponse } from '../../src/http.js';
 
 /** The documented path of an exchange: the base URL's path prefix, if the gateway is served under one, taken off. */
 const pathOf = (x: Exchange) => operationPath('gateway', x.url)!;
-/** The run's HTTP exchanges with the gateway under its base URL (a WebSocket handshake has no error envelope to judge). */
-const gatewayExchanges = () => runExchanges('gateway').filter((x) => !x.method.includes('WebSocket') && operationPath('gateway', x.url) !== undefined);
+/**
+ * The run's exchanges with the gateway under its base URL, the realtime WebSocket handshakes included: a refused
+ * handshake is an HTTP answer of a vendor A interface, its error in the vendor A envelope and its 429 one of the two kinds.
+ */
+const gatewayExchanges = () => runExchanges('gateway').filter((x) => operationPath('gateway', x.url) !== undefined);
 
 /** A recorded exchange as a response (bodies are recorded up to 16 KiB, enough for an error). */
 const asResponse = (x: Exchange): HttpResponse => ({

@@ -1,0 +1,211 @@
+/**
+ * model-gateway-service.md — Authentication rules 5 to 8; Errors > HTTP statuses; Endpoints ("A request naming an
+ * unknown model answers with an error whose code is `model_not_found`", "Bodies are JSON"): the same refusals on
+ * requests that ask for a stream (`"stream": true` on chat completions, messages and the Responses-style operation).
+ * An error that precedes a stream keeps its documented status and its protocol's JSON error body: a 200 event stream,
+ * or an error event inside one, is not the documented answer. The requests name an unknown model (nothing generates)
+ * but for the broken bodies, which name the run's model (a gateway that serves them bills a few tokens). Each refusal
+ * has its control: the same request without `"stream": true` and with the valid key answered as documented.
+ * `"stream": false` is no stream: the answer is a JSON body (two small generations, the run's only billable calls here).
+ */
+import { check, checkGroup, expect, precondition, jsonBody, type CheckTools } from '../../src/harness.js';
+import {
+  chosenModel,
+  documentedSuccess,
+  errorMessage,
+  expectErrorShape,
+  type GatewayOperation,
+  gatewayOperations,
+  gatewaySend,
+  GW_CHECK_IDS,
+  isEventStream,
+  KEY_STATES,
+  type KeyForm,
+  keyTaken,
+  looseErrorCodes,
+  minimalBody,
+  pathServed,
+  placeKey,
+  protocolHeaders,
+  requireKey,
+  requireValidKey,
+  shapeFor,
+  streamedRequest,
+  STREAM_OPERATIONS,
+  typeNames,
+  unknownModel,
+  vendorAFields,
+} from '../../src/gateway.js';
+import { once, secret } from '../../src/context.js';
+import type { HttpResponse } from '../../src/http.js';
+
+const operations = (await gatewayOperations()).filter((o) => STREAM_OPERATIONS.includes(o.operationId));
+const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
+
+/** The path takes the valid key (its unknown-model request answered as documented): a refusal is then about what changed. */
+async function served(t: CheckTools, op: GatewayOperation): Promise<{ key: string; form: KeyForm }> {
+  const key = await requireValidKey(t);
+  const c = await pathServed(op, key);
+  t.cite(...c.evidence);
+  precondition(c.served, `the same request without "stream": true and with the valid key answered ${c.what}, not ${documentedSuccess(op)}`);
+  return { key, form: c.form };
+}
+
+/**
+ * An answer to a streamed request that must be refused before the stream: never a 2xx (a stream served, or one carrying
+ * the error as an event), the documented status, no event stream, and the path's JSON error envelope.
+ */
+async function refusedBeforeStream(t: CheckTools, op: GatewayOperation, res: HttpResponse, statuses: number[], what: string): Promise<void> {
+  t.cite(res);
+  t.observe('answer', `${res.status} ${res.header('content-type') ?? '(no content type)'}`);
+  const where = `${op.method} ${op.display} with "stream": true and ${what}`;
+  if (res.status >= 200 && res.status < 300)
+    t.violation(
+      `${where} answered ${res.status}${isEventStream(res) ? ' with an event stream' : ''}: an error that precedes a stream keeps its status and body`,
+    );
+  expect(res.status, where).toBeOneOf(statuses);
+  expect(isEventStream(res), `${where}: the refusal answered as an event stream (text/event-stream)`).toBe(false);
+  const shape = shapeFor(op.display);
+  if (shape) await expectErrorShape(res, shape);
+}
+
+/** A key state's streamed request on `op`, once per run (its status and its type are two checks). */
+const stateStream = (slug: string, op: GatewayOperation, key: string, form: KeyForm) =>
+  once(`stream-key-state:${slug}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
+
+checkGroup('the refusals that precede a stream', () => {
+  for (const op of operations) {
+    for (const st of KEY_STATES) {
+      check(
+        {
+          id: GW_CHECK_IDS.streamKeyState(st.slug, op.operationId),
+          title: `${op.method} ${op.display} with "stream": true refuses ${st.what} with ${st.statuses.join(' or ')} and a JSON error, not a stream`,
+          requirements: st.v === 'GATEWAY_IP_DENIED_KEY' ? [...st.reqs, 'gw-error-code-values'] : st.reqs,
+        },
+        async (t) => {
+          const stateKey = requireKey(t, st.v);
+          const { form } = await served(t, op);
+          // The state's key in the form the valid key was shown taken in.
+          const res = await stateStream(st.slug, op, stateKey, form);
+          await refusedBeforeStream(t, op, res, st.statuses, st.what);
+          if (st.v !== 'GATEWAY_IP_DENIED_KEY') return;
+          if (shapeFor(op.display))
+            expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display}`).toContain('access_denied');
+          expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+        },
+      );
+    }
+
+    if (shapeFor(op.display) === 'vendor-a')
+      check(
+        {
+          id: GW_CHECK_IDS.streamKeyRefusalType(op.operationId),
+          title: `${op.method} ${op.display} with "stream": true: the refusal of a key in each state is a gateway_error`,
+          requirements: ['gw-error-type-values'],
+        },
+        async (t) => {
+          const configured = KEY_STATES.filter((st) => secret(st.v));
+          if (configured.length === 0) t.notConfigured(KEY_STATES.map((st) => st.v).join(', '));
+          const { form } = await served(t, op);
+          let judged = 0;
+          for (const st of configured) {
+            const res = await stateStream(st.slug, op, secret(st.v)!, form);
+            t.cite(res);
+            if (res.status !== 401 && res.status !== 403) continue;
+            judged++;
+            const { type, code } = vendorAFields(res.body);
+            t.observe(`error (${st.slug})`, `type ${JSON.stringify(type)}, code ${JSON.stringify(code)}`);
+            expect(type, `error.type of the refusal of ${st.what} on a streamed ${op.display} (the gateway's own error)`).toBe(typeNames().gatewayError);
+          }
+          precondition(judged > 0, `no key state was refused with 401 or 403 on a streamed ${op.display} (reported by the streamed key-state checks)`);
+        },
+      );
+
+    check(
+      {
+        id: GW_CHECK_IDS.streamUnknownModel(op.operationId),
+        title: `${op.method} ${op.display} with "stream": true naming an unknown model answers 404 with code model_not_found, not a stream`,
+        requirements: ['gw-unknown-model-404', 'gw-unknown-model-code'],
+      },
+      async (t) => {
+        const { key } = await served(t, op);
+        const res = await streamedRequest(op, unknownModel(), { headers: { authorization: `Bearer ${key}` } });
+        keyTaken(res, `${op.method} ${op.display}`);
+        await refusedBeforeStream(t, op, res, [404], 'an unknown model');
+        const codes = looseErrorCodes(res.body);
+        t.observe('error code', String(op.operationId === 'messages' ? codes[1] : codes[0]));
+        expect(codes, `the error code of ${res.body.slice(0, 200)}`).toContain('model_not_found');
+      },
+    );
+
+    check(
+      {
+        id: GW_CHECK_IDS.streamMalformedJson(op.operationId),
+        title: `${op.method} ${op.display}: a truncated JSON body asking for a stream answers 400 (code bad_request_body), not a stream`,
+        requirements: shapeFor(op.display) ? ['gw-invalid-body-400', 'gw-error-code-values'] : ['gw-invalid-body-400'],
+      },
+      async (t) => {
+        const { key } = await served(t, op);
+        const model = await chosenModel();
+        const text = `{"model": ${JSON.stringify(model)}, "stream": true, "messages": [`;
+        const res = await streamedRequest(op, model, { headers: { authorization: `Bearer ${key}` } }, text);
+        keyTaken(res, `${op.method} ${op.display}`);
+        await refusedBeforeStream(t, op, res, [400], 'a truncated JSON body');
+        if (!shapeFor(op.display)) return;
+        const codes = looseErrorCodes(res.body);
+        expect(codes, `the code of the refusal (error.code, or error.type on vendor B) of ${res.body.slice(0, 200)}`).toContain('bad_request_body');
+      },
+    );
+
+    check(
+      {
+        id: GW_CHECK_IDS.streamBrokenPayload(op.operationId),
+        title: `${op.method} ${op.display}: a body asking for a stream without a required field answers 400, not a stream`,
+        requirements: ['gw-request-payload-400'],
+      },
+      async (t) => {
+        const { key } = await served(t, op);
+        const model = await chosenModel();
+        // The minimal body without its prompt field (messages, or input on the Responses-style operation).
+        const body = { ...(minimalBody(op.operationId, model) as Record<string, unknown>) };
+        const dropped = op.operationId === 'responses' ? 'input' : 'messages';
+        delete body[dropped];
+        const res = await streamedRequest(op, model, { headers: { authorization: `Bearer ${key}` } }, body);
+        keyTaken(res, `${op.method} ${op.display}`);
+        await refusedBeforeStream(t, op, res, [400], `no ${dropped}`);
+      },
+    );
+  }
+});
+
+/** A small generation with `"stream": false`: what a client that does not stream may send (the default of each protocol). */
+checkGroup('"stream": false is not a stream', () => {
+  for (const op of operations.filter((o) => o.operationId !== 'responses')) {
+    check(
+      {
+        id: GW_CHECK_IDS.streamFalseJson(op.operationId),
+        title: `${op.method} ${op.display} with "stream": false answers a JSON body, not an event stream`,
+        requirements: ['gw-stream-false-json'],
+      },
+      async (t) => {
+        const key = await requireValidKey(t);
+        const model = await chosenModel();
+        const res = await gatewaySend(op.path(model), {
+          method: op.method,
+          headers: { authorization: `Bearer ${key}`, ...protocolHeaders(op.operationId) },
+          body: { ...(minimalBody(op.operationId, model) as object), stream: false },
+          billable: true,
+        });
+        t.cite(res);
+        keyTaken(res, `${op.method} ${op.display}`);
+        t.observe('answer', `${res.status} ${res.header('content-type') ?? '(no content type)'}`);
+        expect(isEventStream(res), `${op.method} ${op.display} with "stream": false answered an event stream (text/event-stream)`).toBe(false);
+        precondition(
+          res.status >= 200 && res.status < 300,
+          `${op.method} ${op.display} with "stream": false answered ${res.status} (the generation checks judge it)`,
+        );
+        expect(jsonBody(res), `the body of ${op.method} ${op.display} with "stream": false (a JSON generation result)`).toBeTypeOf('object');
+      },
+    );
+  }
+});
