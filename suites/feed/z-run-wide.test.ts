@@ -7,7 +7,9 @@ import { describe } from 'vitest';
 import { AssertionViolation, check, expect, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
-import { feedGet, firstCursor } from '../../src/feed.js';
+import { feedGet, firstCursor, instant, profile } from '../../src/feed.js';
+import { sMaxAge } from '../../src/caching.js';
+import { field } from '../../src/spec.js';
 
 /** The run's exchanges with the feed: under its base URL (a redirect followed out of a path prefix reached something else). */
 const feedExchanges = () => runExchanges('feed').filter((x) => operationPath('feed', x.url) !== undefined);
@@ -174,6 +176,202 @@ describe.sequential('every problem body the run saw', () => {
           if (m in p && typeof p[m] !== 'string') wrong.push(`${where}: ${m} member ${JSON.stringify(p[m])}, not a string`);
       }
       violations(t, wrong, problems.length, "problem bodies break RFC 9457's member types", (w) => w);
+    },
+  );
+});
+
+// ---------------------------------------------------------------- every place the run reached
+// The rules of every response, read on every exchange of the run: continuation pages, search (q) pages, each
+// parameter value, HEAD, each 304, not only the one request per operation the per-operation checks make.
+
+/** The run's answers from a documented operation (/api/v1/...), GET or HEAD. */
+const operationExchanges = () =>
+  feedExchanges().filter((x) => (x.method === 'GET' || x.method === 'HEAD') && operationPath('feed', x.url)?.startsWith('/api/v1/') && !x.error);
+const where = (x: Exchange) => `${x.method} ${operationPath('feed', x.url) ?? x.url}${new URL(x.url).search} (${x.status})`;
+/**
+ * A body recorded as it came off the wire (the raw-socket reads, on a connection of their own: `Connection: close`),
+ * chunked or compressed: not the representation, so not judged here.
+ */
+const framedOnWire = (x: Exchange) =>
+  x.requestHeaders['connection'] === 'close' &&
+  (x.responseHeaders?.['transfer-encoding'] !== undefined || x.responseHeaders?.['content-encoding'] !== undefined);
+const parsed = (x: Exchange): unknown => {
+  try {
+    return JSON.parse(x.responseBody ?? '');
+  } catch {
+    return undefined;
+  }
+};
+
+describe.sequential('every 200 and 304 the run saw', () => {
+  check(
+    {
+      id: 'feed-every-response-s-maxage',
+      title: 'every 200 and 304 of the run (continuation and search pages, each parameter value, HEAD) gave s-maxage in its Cache-Control',
+      requirements: ['feed-cache-control-s-maxage'],
+    },
+    async (t) => {
+      // A missing Cache-Control is the ETag and Cache-Control checks' finding; here, the s-maxage of those present.
+      const seen = operationExchanges().filter((x) => (x.status === 200 || x.status === 304) && x.responseHeaders?.['cache-control']);
+      if (seen.length === 0) return t.notApplicable('the run saw no 200 or 304 with Cache-Control from an operation');
+      t.observe('200 and 304 responses seen', String(seen.length));
+      const bad = seen.filter((x) => sMaxAge(x.responseHeaders!['cache-control']) === undefined);
+      violations(t, bad, seen.length, 'responses gave no s-maxage in seconds', (x) => `${where(x)}: Cache-Control "${x.responseHeaders!['cache-control']}"`);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-every-304-etag-cache-control',
+      title: 'every 304 of the run (GET and HEAD, every page and parameter value) carried ETag and Cache-Control',
+      requirements: ['feed-304-headers-empty-body'],
+    },
+    async (t) => {
+      const seen = operationExchanges().filter((x) => x.status === 304);
+      if (seen.length === 0) return t.notApplicable('the run saw no 304');
+      t.observe('304 responses seen', String(seen.length));
+      const bad = seen.filter((x) => !x.responseHeaders?.['etag'] || !x.responseHeaders?.['cache-control']);
+      const has = (x: Exchange, h: string) => (x.responseHeaders?.[h] ? 'present' : 'absent');
+      violations(
+        t,
+        bad,
+        seen.length,
+        '304 responses lacked ETag or Cache-Control',
+        (x) => `${where(x)} (ETag ${has(x, 'etag')}, Cache-Control ${has(x, 'cache-control')})`,
+      );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-every-head-etag-cache-control',
+      title: 'every HEAD answered 200 carried ETag and Cache-Control',
+      requirements: ['feed-200-etag-cache-control'],
+    },
+    async (t) => {
+      const seen = operationExchanges().filter((x) => x.method === 'HEAD' && x.status === 200);
+      if (seen.length === 0) return t.notApplicable('the run saw no HEAD answered 200');
+      t.observe('HEAD 200 responses seen', String(seen.length));
+      const bad = seen.filter((x) => !x.responseHeaders?.['etag'] || !x.responseHeaders?.['cache-control']);
+      violations(t, bad, seen.length, 'HEAD 200 responses lacked ETag or Cache-Control', where);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-every-200-json',
+      title: 'every 200 body of the run (continuation and search pages, each parameter value, every id and date) was JSON',
+      requirements: ['feed-success-json'],
+    },
+    async (t) => {
+      const seen = operationExchanges().filter(
+        (x) => x.method === 'GET' && x.status === 200 && !x.truncated && x.responseBody !== undefined && !framedOnWire(x),
+      );
+      if (seen.length === 0) return t.notApplicable('the run saw no 200 body from an operation');
+      t.observe('200 bodies read', String(seen.length));
+      const bad = seen.filter((x) => !/^application\/([\w.-]+\+)?json$/.test(mediaType(x)) || parsed(x) === undefined);
+      violations(
+        t,
+        bad,
+        seen.length,
+        '200 bodies were not JSON',
+        (x) => `${where(x)} as "${mediaType(x)}": ${JSON.stringify((x.responseBody ?? '').slice(0, 40))}`,
+      );
+    },
+  );
+});
+
+/**
+ * The item records of every 200 the run read: items pages, snapshot pages (an item with its summary is one of the
+ * default fields: under `minimal` both summary and the link go), and a story's coverage timeline.
+ */
+function runItems(): { items: { x: Exchange; item: Record<string, unknown>; full: boolean }[]; pages: number } {
+  const p = profile();
+  const lists: [string, (x: Exchange, body: unknown) => unknown][] = [
+    ['/api/v1/items', (_x, b) => field(b, p.items.list!)],
+    ['/api/v1/selected/snapshot', (_x, b) => field(b, p.snapshot.list!)],
+    ['/api/v1/stories/', (_x, b) => field(field(b, p.story.root!), p.story.timeline!)],
+  ];
+  const out: { x: Exchange; item: Record<string, unknown>; full: boolean }[] = [];
+  let pages = 0;
+  for (const x of operationExchanges().filter((e) => e.method === 'GET' && e.status === 200 && !e.truncated && !framedOnWire(e))) {
+    const path = operationPath('feed', x.url)!;
+    const at = lists.find(([prefix]) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix));
+    const list = at ? at[1](x, parsed(x)) : undefined;
+    if (!at || !Array.isArray(list)) continue;
+    pages++;
+    const snapshot = at[0] === '/api/v1/selected/snapshot';
+    for (const item of list)
+      if (typeof item === 'object' && item !== null) out.push({ x, item: item as Record<string, unknown>, full: !snapshot || 'summary' in item });
+  }
+  return { items: out, pages };
+}
+
+describe.sequential('every item the run saw', () => {
+  check(
+    {
+      id: 'feed-every-item-original-link',
+      title: 'every item of every page the run read (continuation, search, each parameter value, a story timeline) links its original article',
+      requirements: ['feed-item-original-link'],
+    },
+    async (t) => {
+      const { items, pages } = runItems();
+      const full = items.filter((i) => i.full);
+      if (full.length === 0) return t.notApplicable('the run read no item outside a fields=minimal snapshot page');
+      t.observe('items read', `${full.length} on ${pages} pages`);
+      const bad = full.filter(({ item }) => {
+        const link = field(item, 'links.original');
+        return typeof link !== 'string' || !URL.canParse(link);
+      });
+      violations(
+        t,
+        bad,
+        full.length,
+        'items had no original-article URL in links.original',
+        ({ x, item }) => `${where(x)}: item ${String(item[profile().items.id!] ?? '?')}`,
+      );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-every-item-timestamps',
+      title: 'every item of every items page the run read (continuation, search, each parameter value) carried publishedAt and discoveredAt',
+      requirements: ['feed-item-timestamps'],
+    },
+    async (t) => {
+      const items = runItems().items.filter(({ x }) => operationPath('feed', x.url) === '/api/v1/items');
+      if (items.length === 0) return t.notApplicable('the run read no item from /api/v1/items');
+      t.observe('items read', String(items.length));
+      const bad = items.filter(({ item }) => !('publishedAt' in item) || !('discoveredAt' in item) || instant(item.discoveredAt) === undefined);
+      violations(
+        t,
+        bad,
+        items.length,
+        'items lacked publishedAt or discoveredAt',
+        ({ x, item }) => `${where(x)}: item ${String(item[profile().items.id!] ?? '?')}`,
+      );
+    },
+  );
+});
+
+describe.sequential('X-Request-Id identifies each response', () => {
+  check(
+    {
+      id: 'feed-request-ids-distinct',
+      title: 'the error responses of the run do not all carry one X-Request-Id: it correlates each response, so it differs between them',
+      requirements: ['feed-problem-request-id'],
+    },
+    async (t) => {
+      const ids = errorExchanges()
+        .map((x) => x.responseHeaders?.['x-request-id'])
+        .filter((v): v is string => !!v);
+      // A cache in front may replay one stored error with its id; three or more distinct requests all under one id is no correlation.
+      if (ids.length < 3) return t.notApplicable(`the run saw ${ids.length} error response(s) with X-Request-Id, fewer than 3`);
+      const distinct = new Set(ids).size;
+      t.observe('X-Request-Id values', `${distinct} distinct of ${ids.length}`);
+      if (distinct === 1)
+        t.violation(`all ${ids.length} error responses of the run carried the same X-Request-Id ${JSON.stringify(ids[0])}: it identifies no one request`);
     },
   );
 });

@@ -1,0 +1,95 @@
+/**
+ * The places of the feed's every-response rules (ETag and Cache-Control, s-maxage, If-None-Match answered 304, a
+ * 304's headers and empty body): not one request per operation, but each page kind and each parameter value a
+ * client can ask for, generated from the OpenAPI description's parameter rules (each enum value, each listed value
+ * of a free string, an explicit integer, a search string of the rule's length, the continuation cursor of the next
+ * page), and HEAD of every operation. suites/feed/places.test.ts checks each rule at each place; src/facets.ts
+ * lists the same places as facets, with the same check ids.
+ */
+import { loadOpenApi, operation, kebab, field, type ParameterObject } from './spec.js';
+import { CACHING_RULES, FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, profile } from './feed.js';
+
+export interface FeedPlace {
+  /** Unique, in check ids: `list-items-mode-all`, `head-get-story`. */
+  slug: string;
+  operationId: string;
+  method: 'GET' | 'HEAD';
+  text: string;
+  /** A GET: the path and the query (the continuation parameter, when set, is filled from the previous page). */
+  path?: string;
+  query?: Record<string, string>;
+  /** The query parameter that carries the cursor of the page before, and where that page gives it. */
+  follows?: { param: string; from: () => string };
+}
+
+/** The rules checked at every place (the stability of an ETag over time stays the per-operation checks'). */
+export const PLACE_RULES = ['etag-cache-control', 's-maxage', 'conditional-304', '304-headers'] as const;
+export type PlaceRule = (typeof PLACE_RULES)[number];
+export const placeRequirement = (rule: PlaceRule): string => CACHING_RULES[rule];
+export const placeCheckId = (rule: PlaceRule, slug: string): string => `feed-${rule}-at-${slug}`;
+
+/** The continuation parameter of each paged operation, and where a page gives the next value (the profile's names, or the document's). */
+const CONTINUATION: Record<string, { param: string; from: () => string }> = {
+  listItems: { param: 'cursor', from: () => profile().items.nextCursor! },
+  selectedSnapshot: { param: 'page', from: () => 'nextPage' },
+};
+/** Small pages where the operation pages (every place of it asks for them, so bodies stay small). */
+const BASE_QUERY: Record<string, Record<string, string>> = { selectedSnapshot: { limit: '2' } };
+
+type RuleParameter = ParameterObject & { 'x-requirement'?: string };
+
+function parameterPlaces(operationId: string, path: string, p: RuleParameter): FeedPlace[] {
+  const s = p.schema as { enum?: unknown[]; examples?: unknown[]; type?: string; minimum?: number; maximum?: number; minLength?: number };
+  const base = BASE_QUERY[operationId] ?? {};
+  const at = (value: string, what: string): FeedPlace => ({
+    slug: `${kebab(operationId)}-${p.name}-${kebab(value) || 'value'}`,
+    operationId,
+    method: 'GET',
+    path,
+    query: { ...base, [p.name]: value },
+    text: `${operationId} with ${p.name}=${value} (${what})`,
+  });
+  if (s.enum) return s.enum.map((v) => at(String(v), 'a documented value'));
+  if (s.type === 'string' && s.examples) return s.examples.map((v) => at(String(v), 'a listed current value'));
+  if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) return [at(String(s.minimum + 1), 'an explicit value')];
+  if (s.type === 'string' && s.minLength !== undefined) {
+    const place = at('ai'.padEnd(s.minLength, 'i'), 'a search');
+    return [{ ...place, slug: `${kebab(operationId)}-${p.name}` }];
+  }
+  return [];
+}
+
+/** Every place, in a stable order: the parameter places of each operation with parameter rules, its continuation page, then HEAD of each operation. */
+export async function feedPlaces(): Promise<FeedPlace[]> {
+  const doc = await loadOpenApi('feed');
+  const out: FeedPlace[] = [];
+  for (const operationId of PARAMETER_RULE_OPERATIONS) {
+    const { path, op } = operation(doc, operationId);
+    const next = CONTINUATION[operationId];
+    for (const p of (op.parameters ?? []) as RuleParameter[])
+      if (p.in === 'query' && p['x-requirement'] && p.name !== next?.param) out.push(...parameterPlaces(operationId, path, p));
+    if (next)
+      out.push({
+        slug: `${kebab(operationId)}-continuation`,
+        operationId,
+        method: 'GET',
+        path,
+        query: { ...(BASE_QUERY[operationId] ?? { limit: '2' }) },
+        follows: next,
+        text: `${operationId}: a continuation page (${next.param} from the page before)`,
+      });
+  }
+  for (const o of FEED_OPERATIONS)
+    out.push({ slug: `head-${kebab(o.operationId)}`, operationId: o.operationId, method: 'HEAD', text: `HEAD of ${o.operationId}` });
+  return out;
+}
+
+/** The continuation value a first page gives, or undefined (its body not JSON, or no next page). */
+export function nextOf(place: FeedPlace, body: string): string | undefined {
+  try {
+    const v = field(JSON.parse(body), place.follows!.from());
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * content-feed-service.md — What the service does / Endpoints: "Every response carries `ETag` and
+ * `Cache-Control`", s-maxage, "an unchanged resource answers 304 with an empty body", "Every 304 carries `ETag` and
+ * `Cache-Control` and an empty body", at every place (src/places.ts: each parameter value, a search, a continuation
+ * page, HEAD), not only on the one request per operation conditional-requests.test.ts makes. Each place is probed
+ * once: a request, then at once the same request with If-None-Match: the ETag it gave (a GET's read off the wire,
+ * so a body after a 304 shows).
+ */
+import { check, expect, fail, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, once } from '../../src/feed.js';
+import { ENTITY_TAG, sMaxAge, weakMatch } from '../../src/caching.js';
+import { feedPlaces, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
+import { rawGet } from '../../src/raw-http.js';
+import { http } from '../../src/context.js';
+import type { HttpResponse } from '../../src/http.js';
+
+/** A conditional answer: status, headers, and the bytes after its header section (a HEAD's: none). */
+interface Conditional {
+  status: number;
+  headers: Record<string, string | undefined>;
+  bodyBytes: number;
+  sent: string;
+}
+
+interface PlaceProbe {
+  first: HttpResponse;
+  conditional?: Conditional;
+  /** Conditional requests that met new content (a 200 with another ETag) before the last. */
+  moved: number;
+}
+
+/** Tries while the content moves on (a 200 with a new ETag): each conditional request follows the answer it revalidates at once. */
+const TRIES = 3;
+
+async function target(place: FeedPlace): Promise<{ path: string; query?: Record<string, string>; evidence: HttpResponse[] }> {
+  if (place.method === 'HEAD') {
+    const { path, query } = await FEED_OPERATIONS.find((o) => o.operationId === place.operationId)!.resolve();
+    return { path, query: query as Record<string, string> | undefined, evidence: [] };
+  }
+  if (!place.follows) return { path: place.path!, query: place.query, evidence: [] };
+  const first = await feedGet(place.path!, { query: place.query });
+  const next = first.status === 200 ? nextOf(place, first.body) : undefined;
+  if (!next) throw new PreconditionFailed(`setup error (precondition): ${place.path} answered ${first.status} with no next page to continue to`);
+  return { path: place.path!, query: { ...place.query, [place.follows.param]: next }, evidence: [first] };
+}
+
+async function conditional(place: FeedPlace, path: string, query: Record<string, string> | undefined, etag: string): Promise<Conditional> {
+  if (place.method === 'HEAD') {
+    const res = await feedGet(path, { query, method: 'HEAD', headers: { 'if-none-match': etag }, continuation: true });
+    return { status: res.status, headers: res.headers, bodyBytes: 0, sent: etag };
+  }
+  const raw = await rawGet(http().buildUrl(feedUrl(path), query), { 'if-none-match': etag }, 'feed', { continuation: true });
+  return { status: raw.status, headers: raw.headers, bodyBytes: raw.after.length, sent: etag };
+}
+
+function probe(place: FeedPlace): Promise<PlaceProbe & { evidence: HttpResponse[] }> {
+  return once(`place:${place.slug}`, async () => {
+    const { path, query, evidence } = await target(place);
+    const first = await feedGet(path, { query, method: place.method, continuation: evidence.length > 0 });
+    evidence.push(first);
+    let etag = first.header('etag');
+    if (first.status !== 200 || !etag) return { first, moved: 0, evidence };
+    let moved = 0;
+    for (;;) {
+      const c = await conditional(place, path, query, etag);
+      const next = c.headers.etag;
+      if (c.status !== 200 || !next || weakMatch(next, etag) || moved + 1 >= TRIES) return { first, conditional: c, moved, evidence };
+      moved++;
+      etag = next;
+    }
+  });
+}
+
+/** The place's 200, or undecided: whether it answers 200 at all is judged by the checks of its parameter and of access. */
+async function ok(place: FeedPlace, cite: (...r: HttpResponse[]) => void): Promise<PlaceProbe> {
+  const p = await probe(place);
+  cite(...p.evidence);
+  if (place.method === 'HEAD' && (p.first.status === 405 || p.first.status === 501))
+    throw new PreconditionFailed(
+      `setup error (precondition): HEAD answered ${p.first.status}: the deployment serves no HEAD, so no HEAD response is there to judge`,
+    );
+  if (p.first.status === 404 && MAY_BE_ABSENT.has(place.operationId))
+    throw new PreconditionFailed(`setup error (precondition): ${place.operationId} answered 404, which the document allows`);
+  precondition(p.first.status === 200, `${place.text} answered ${p.first.status}, not 200 (reported by the checks of that parameter and of access)`);
+  return p;
+}
+
+const cc = (h: Record<string, string | undefined>) => h['cache-control'];
+
+const RULES: Record<string, (place: FeedPlace, t: CheckTools) => Promise<void>> = {
+  'etag-cache-control': async (place, t) => {
+    const p = await ok(place, t.cite);
+    expect(p.first.header('etag'), `${place.text}: ETag`).toMatch(ENTITY_TAG, 'an entity-tag, [W/]"…"');
+    expect(p.first.header('cache-control'), `${place.text}: Cache-Control`).toBeTruthy();
+  },
+  's-maxage': async (place, t) => {
+    const p = await ok(place, t.cite);
+    const answers: [string, string | undefined][] = [[`the ${p.first.status}`, p.first.header('cache-control')]];
+    if (p.conditional?.status === 304) answers.push(['the 304', cc(p.conditional.headers)]);
+    const present = answers.filter(([, v]) => v !== undefined);
+    precondition(present.length > 0, 'no Cache-Control to read (reported by the ETag and Cache-Control checks)');
+    const bad = present.filter(([, v]) => sMaxAge(v) === undefined);
+    if (bad.length) fail(`${place.text}: ${bad.map(([w, v]) => `${w} has Cache-Control "${v}" without s-maxage in seconds`).join('; ')}`);
+  },
+  'conditional-304': async (place, t) => {
+    const p = await ok(place, t.cite);
+    precondition(p.conditional, 'the 200 carried no ETag to send back (reported by the ETag and Cache-Control check)');
+    const c = p.conditional;
+    t.observe('conditional requests', String(p.moved + 1));
+    if (c.status === 304) return;
+    if (c.status === 200 && c.headers.etag && !weakMatch(c.headers.etag, c.sent) && p.moved + 1 >= TRIES)
+      // A resource that changes at every request (a live snapshot page) never stays unchanged: nothing to revalidate.
+      return t.notApplicable(`the content changed before each of ${TRIES} conditional requests, each sent at once after the answer it revalidated`);
+    fail(
+      `${place.text}: If-None-Match: ${c.sent} (the ETag it had just given) answered ${c.status}${c.headers.etag ? ` with ETag ${c.headers.etag}` : ''}, where 304 is required`,
+    );
+  },
+  '304-headers': async (place, t) => {
+    const p = await ok(place, t.cite);
+    if (p.conditional?.status === 200 && p.moved + 1 >= TRIES) return t.notApplicable('the content changed at every request: no 304 to read');
+    precondition(p.conditional?.status === 304, 'no 304 was obtained (reported by the If-None-Match check of this place)');
+    const c = p.conditional!;
+    const missing = ['etag', 'cache-control'].filter((h) => !c.headers[h]);
+    if (missing.length) fail(`${place.text}: the 304 lacks ${missing.join(' and ')}`);
+    t.observe('bytes after the 304 header section', String(c.bodyBytes));
+    if (c.bodyBytes > 0) fail(`${place.text}: the 304 (read off its own connection) was followed by ${c.bodyBytes} byte(s); a 304 has an empty body`);
+  },
+};
+
+const places = await feedPlaces();
+checkGroup('the caching rules at every place', () => {
+  for (const place of places)
+    for (const [rule, run] of Object.entries(RULES)) {
+      const r = rule as keyof typeof RULES & Parameters<typeof placeCheckId>[0];
+      check({ id: placeCheckId(r, place.slug), title: `${place.text}: ${rule}`, requirements: [placeRequirement(r)] }, (t) => run(place, t));
+    }
+});
