@@ -128,8 +128,12 @@ export const LIMITED_FORMS = ['xApiKey', 'vendorCKey', 'queryKey'] as const;
 /** The requirement of a form refused where the table does not list it. */
 export const formRefusedRequirement = (form: KeyForm): string => (form === 'queryKey' ? 'gw-auth-query-key-not-vendor-a' : 'gw-auth-header-forms-listed-paths');
 
-/** The protocols whose payload the Endpoints table spells out (the Responses-style operation is not supported by every model). */
-export const PAYLOAD_OPERATIONS = ['chatCompletions', 'messages', 'generateContent'];
+/**
+ * The operations whose payload the Endpoints table spells out: each refuses a broken body, an unknown model and a
+ * body that is not JSON as the others do. The Responses-style operation is among them (its payload is `model` and
+ * `input`), but some models do not support it: the run generates nothing there, its control is its unknown-model answer.
+ */
+export const PAYLOAD_OPERATIONS = ['chatCompletions', 'messages', 'generateContent', 'responses'];
 
 /** The error message wherever an envelope carries it (vendor A and B alike: error.message). */
 export function errorMessage(body: string): unknown {
@@ -763,6 +767,16 @@ export async function pathServed(op: GatewayOperation, key: string): Promise<{ s
  * there, so the path exists and takes the key, and a refusal is about what the request changed.
  */
 export async function requireGenerationServed(t: CheckTools, op: GatewayOperation, key: string): Promise<void> {
+  if (!GENERATION_FORM[op.operationId]) {
+    // No generation on this operation (the Responses-style one): its unknown-model request with the valid key, answered as documented.
+    const c = await pathServed(op, key);
+    t.cite(...c.evidence);
+    if (!c.served)
+      throw new PreconditionFailed(
+        `setup error (precondition): ${op.method} ${op.display} answered ${c.what} to a request naming an unknown model with the valid key, not ${documentedSuccess(op)}: the operation's refusals could not be told from a missing path`,
+      );
+    return;
+  }
   const control = await minimalGeneration(op, key, await chosenModel());
   t.cite(control);
   if (control.status < 200 || control.status >= 300)
