@@ -4,7 +4,7 @@
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { feedGet, inputJson, listOf, once, profile, storyStatus } from '../../src/feed.js';
 import { componentSchema, field } from '../../src/spec.js';
-import { sMaxAge } from '../../src/caching.js';
+import { parseCacheControl, sMaxAge } from '../../src/caching.js';
 
 const hotTopics = () =>
   once('hot-topics', async () => {
@@ -136,6 +136,24 @@ checkGroup('hot topics', () => {
         `hot topics carry no s-maxage ("${cc ?? '(no Cache-Control)'}"; reported by the Cache-Control and s-maxage checks)`,
       );
       expect(sMaxAge(cc), `s-maxage in "${cc}"`).toBe(60);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-hot-topics-shared-cacheable',
+      title: 'hot topics may be used by shared caches for their freshness window: no private, no-store or no-cache',
+      requirements: ['feed-hot-topics-shared-cache-60s'],
+    },
+    async (t) => {
+      const { res } = await hotTopics();
+      t.cite(res);
+      const cc = res.header('cache-control');
+      precondition(cc, 'hot topics carry no Cache-Control (reported by the Cache-Control checks)');
+      // RFC 9111 5.2.2: private keeps shared caches from storing it, no-store keeps every cache from it, no-cache
+      // forbids using it without revalidation: each takes away the 60 s window shared caches are to use.
+      const forbidding = ['private', 'no-store', 'no-cache'].filter((d) => parseCacheControl(cc).has(d));
+      if (forbidding.length) fail(`Cache-Control "${cc}" carries ${forbidding.join(', ')}: shared caches cannot use the 60 s freshness window`);
     },
   );
 });

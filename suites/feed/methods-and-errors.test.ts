@@ -63,6 +63,48 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
   }
 });
 
+// "Every operation is open to any caller": a caller that sends a credential of its own (a key it uses elsewhere, a
+// proxy's Authorization) is a caller too. "There is no push channel: no SSE": a client asking for an event stream
+// gets no event stream. One request each per operation, beside its plain probe.
+const CREDENTIAL_HEADERS = { authorization: 'Bearer conformance-unknown-credential', 'x-api-key': 'conformance-unknown-credential' };
+checkGroup('a caller with a credential, a client asking for a stream', () => {
+  for (const op of FEED_OPERATIONS) {
+    const name = op.operationId;
+    check(
+      {
+        id: `feed-anonymous-with-credential-${kebab(name)}`,
+        title: `${name} answers a request that carries an Authorization and an X-Api-Key header as it answers one without`,
+        requirements: ['feed-anonymous-access'],
+      },
+      async (t) => {
+        const control = (await operationProbe(op)).first;
+        precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200 (reported by the anonymous-access check)`);
+        const { path, query } = await op.resolve();
+        const res = await feedGet(path, { query, headers: CREDENTIAL_HEADERS });
+        t.cite(control, res);
+        expect(res.status, `${name} with Authorization: Bearer … and X-Api-Key: … (an unknown credential)`).toBe(200);
+      },
+    );
+  }
+  for (const op of FEED_OPERATIONS.filter((o) => ['listItems', 'hotTopics', 'selectedChanges'].includes(o.operationId))) {
+    const name = op.operationId;
+    check(
+      {
+        id: `feed-no-sse-${kebab(name)}`,
+        title: `${name} asked with Accept: text/event-stream answers no event stream`,
+        requirements: ['feed-no-push-channel'],
+      },
+      async (t) => {
+        const { path, query } = await op.resolve();
+        const res = await feedGet(path, { query, headers: { accept: 'text/event-stream' } });
+        t.cite(res);
+        t.observe('status to Accept: text/event-stream', String(res.status));
+        expect((res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase(), 'the content type').not.toBe('text/event-stream');
+      },
+    );
+  }
+});
+
 checkGroup('problem responses', () => {
   // One rejected request, two requirements: each is its own check, so a defect in one fails only that one.
   const rejected = () => once('rejected-dailies-limit', () => feedGet('/api/v1/dailies', { query: { limit: 0 } }));
