@@ -10,6 +10,7 @@ import { check, expect, precondition, type CheckTools, checkGroup } from '../../
 import {
   documentedSuccess,
   errorMessage,
+  gatewayCodes,
   FORM_LABEL,
   formRequest,
   gatewayGet,
@@ -31,6 +32,7 @@ import {
   verifyApiKey,
 } from '../../src/gateway.js';
 import { once, secret } from '../../src/context.js';
+import { kebab } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const authCheck = (key: string, form: KeyForm = 'bearer') => gatewayGet('/v1/models', placeKey(form, key));
@@ -186,6 +188,41 @@ checkGroup('a key refusal is an error of the gateway itself on every path', () =
           expectGatewayError(t, res, `${st.what} on ${op.display}`);
         }
         precondition(judged > 0, `no key state was refused with 401 or 403 on ${op.display} (reported by the key-state checks)`);
+      },
+    );
+  }
+});
+
+/**
+ * On vendor B's envelope (/v1/messages) error.type holds the code: a key refusal, the gateway's own error, names a
+ * code of the code tables there (the exhausted key's insufficient_user_quota is the document's own example).
+ */
+checkGroup('a key refusal names a code of the code tables where the envelope holds only the code', () => {
+  for (const op of operations.filter((o) => !o.websocket && shapeFor(o.display) === 'vendor-b')) {
+    check(
+      {
+        id: `gw-key-refusal-code-on-${kebab(op.operationId)}`,
+        title: `${op.method} ${op.display}: the refusal of a key in each state carries a code of the code tables in error.type`,
+        requirements: ['gw-error-code-values'],
+      },
+      async (t) => {
+        const configured = KEY_STATES.filter((st) => secret(st.v));
+        if (configured.length === 0) t.notConfigured(KEY_STATES.map((st) => st.v).join(', '));
+        const served = await pathServed(op, await requireValidKey(t));
+        t.cite(...served.evidence);
+        precondition(served.served, `the same request with the valid key answered ${served.what}: a refusal could not be told apart`);
+        const codes = await gatewayCodes();
+        let judged = 0;
+        for (const st of configured) {
+          const res = await stateRequest(st, op, secret(st.v)!, served.form);
+          t.cite(res);
+          if (res.status < 400) continue;
+          judged++;
+          const code = looseErrorCodes(res.body)[1];
+          t.observe(`code (${st.slug})`, JSON.stringify(code));
+          expect(code, `error.type (the code) of the refusal of ${st.what} on ${op.display}`).toBeOneOf([...codes]);
+        }
+        precondition(judged > 0, `no key state was refused on ${op.display} (reported by the key-state checks)`);
       },
     );
   }

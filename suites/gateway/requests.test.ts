@@ -27,6 +27,7 @@ import {
   unknownModel,
 } from '../../src/gateway.js';
 import { once } from '../../src/context.js';
+import { kebab } from '../../src/spec.js';
 import { TargetUnavailableError, type HttpResponse } from '../../src/http.js';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -174,6 +175,29 @@ checkGroup('requests the gateway must refuse', () => {
         expect(res.status, `${where} with a truncated JSON body`).toBe(400);
       },
     );
+    // An empty body is no JSON either ("Bodies are JSON"): refused with 400; its code is read by the run-wide checks.
+    if (shapeFor(op.display))
+      check(
+        {
+          id: `gw-empty-body-400-${kebab(op.operationId)}`,
+          title: `${op.display}: a POST with an empty body is rejected with 400`,
+          requirements: ['gw-invalid-body-400'],
+        },
+        async (t) => {
+          const key = await requireValidKey(t);
+          await requireGenerationServed(t, op, key);
+          const res = await gatewaySend(op.path(await chosenModel()), {
+            method: op.method,
+            headers: { ...bearer(key), ...protocolHeaders(op.operationId), 'content-type': 'application/json' },
+            body: '',
+            retry: 'transient',
+          });
+          t.cite(res);
+          keyTaken(res, where);
+          t.observe('error code', String(looseErrorCodes(res.body)[shapeFor(op.display) === 'vendor-b' ? 1 : 0]));
+          expect(res.status, `${where} with an empty body`).toBe(400);
+        },
+      );
     // The code of the refusal, where the path's envelope carries one (vendor C's error body is not shown).
     const shape = shapeFor(op.display);
     if (shape)
