@@ -53,14 +53,19 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
     });
   }
 
-  for (const method of ['PUT', 'PATCH', 'DELETE']) {
-    check({ id: `feed-${method.toLowerCase()}-405`, title: `${method} on /api/v1/items answers 405`, requirements: ['feed-get-only'] }, async () => {
-      const control = (await operationProbe(FEED_OPERATIONS.find((o) => o.operationId === 'listItems')!)).first;
-      precondition(control.status === 200, `GET /api/v1/items answered ${control.status}, not 200 (reported by the anonymous-access check)`);
-      const res = await feedGet('/api/v1/items', { method, ...(method === 'DELETE' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } }) });
-      expect(res.status, `${method} /api/v1/items`).toBe(405);
-    });
-  }
+  // Every other method on every operation: a write served as a read is a departure wherever it happens.
+  for (const op of FEED_OPERATIONS)
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const name = op.operationId;
+      const id = name === 'listItems' ? `feed-${method.toLowerCase()}-405` : `feed-${method.toLowerCase()}-405-${kebab(name)}`;
+      check({ id, title: `${method} on ${name} answers 405`, requirements: ['feed-get-only'] }, async () => {
+        const control = (await operationProbe(op)).first;
+        precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200 (reported by the anonymous-access check)`);
+        const { path, query } = await op.resolve();
+        const res = await feedGet(path, { method, query, ...(method === 'DELETE' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } }) });
+        expect(res.status, `${method} ${path}`).toBe(405);
+      });
+    }
 });
 
 // "Every operation is open to any caller": a caller that sends a credential of its own (a key it uses elsewhere, a
