@@ -519,8 +519,12 @@ export const cachingCheckId = (rule: keyof typeof CACHING_RULES, operationId: st
  * did not change within it leaves such a check "not applicable", never passed.
  */
 export const LIVE_WAIT_MS = 1500;
-/** Time between two reads of a resource being watched for a change. */
-export const LIVE_POLL_MS = 400;
+/**
+ * Time between two reads of a resource being watched for a change: one read at the end of the wait, no more. The
+ * suite is a client of the feed too and never polls (fixtures/client-rules.test.ts bounds how often it fetches one
+ * URL); a live feed's writes come often enough for one look after the wait.
+ */
+export const LIVE_POLL_MS = LIVE_WAIT_MS;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
