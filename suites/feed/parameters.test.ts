@@ -182,6 +182,29 @@ for (const o of OPERATIONS) {
 }
 
 checkGroup('listItems: category', () => {
+  // Each value the document lists as current (the OpenAPI parameter's examples) is served: a stale list that refuses one is a departure.
+  const listed =
+    (((operation(doc, 'listItems').op.parameters ?? []) as ParameterObject[]).find((p) => p.name === 'category')?.schema.examples as unknown[] | undefined) ??
+    [];
+  check(
+    {
+      id: 'feed-param-list-items-category-each-current-value',
+      title: `category accepts each current value (${listed.join(', ')})`,
+      requirements: ['feed-items-category-free'],
+    },
+    async (t) => {
+      const plain = await once('plain:/api/v1/items', () => feedGet('/api/v1/items'));
+      precondition(plain.status === 200, `GET /api/v1/items answered ${plain.status} without parameters, not 200 (reported by the anonymous-access check)`);
+      const refused: string[] = [];
+      for (const v of listed) {
+        const res = await feedGet('/api/v1/items', { query: { category: String(v) } });
+        t.cite(res);
+        if (res.status !== 200) refused.push(`category=${String(v)} answered ${res.status}`);
+      }
+      if (refused.length) t.violation(`each current value is to be served: ${refused.join('; ')}`);
+    },
+  );
+
   check(
     {
       id: 'feed-param-list-items-category-free',
