@@ -15,13 +15,13 @@ import {
   KEY_STATES,
   LIMITED_FORMS,
   PAYLOAD_OPERATIONS,
+  payloadExamples,
   formRefusedRequirement,
   operationsOf,
   minimalBody,
   shapeFor,
   STREAM_OPERATIONS,
 } from './gateway.js';
-import { brokenBodies } from './generate.js';
 
 export type { Facet } from './spec.js';
 
@@ -170,7 +170,7 @@ async function payloadFacets(): Promise<Facet[]> {
   const ops = (await describedOperations()).filter((o) => PAYLOAD_OPERATIONS.includes(o.operationId));
   return ops.flatMap((op) => {
     const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
-    const { fixed } = brokenBodies(schema, minimalBody(op.operationId, 'model', op.operationId === 'chatCompletions' ? null : 16));
+    const { fixed } = payloadExamples(schema, minimalBody(op.operationId, 'model', op.operationId === 'chatCompletions' ? null : 16));
     return fixed.map((b) =>
       facet(
         'gw-request-payload-400',
@@ -273,6 +273,7 @@ async function streamFacets(): Promise<Facet[]> {
     const place = `${op.method} ${op.display} with "stream": true`;
     for (const st of KEY_STATES)
       add(st.reqs[0]!, `${st.slug}@${op.operationId}`, `${place} refuses ${st.what} before any stream`, GW_CHECK_IDS.streamKeyState(st.slug, op.operationId));
+    if (op.operationId === 'responses') continue;
     add('gw-unknown-model-404', op.operationId, `${place}: an unknown model answers 404, not a stream`, GW_CHECK_IDS.streamUnknownModel(op.operationId));
     add(
       'gw-unknown-model-code',
@@ -281,7 +282,6 @@ async function streamFacets(): Promise<Facet[]> {
       GW_CHECK_IDS.streamUnknownModel(op.operationId),
     );
     add('gw-invalid-body-400', op.operationId, `${place}: a body that is not JSON answers 400, not a stream`, GW_CHECK_IDS.streamMalformedJson(op.operationId));
-    add('gw-request-payload-400', op.operationId, `${place}: a body without its prompt field answers 400`, GW_CHECK_IDS.streamBrokenPayload(op.operationId));
     add(
       'gw-429-per-user',
       op.operationId,

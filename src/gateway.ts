@@ -8,11 +8,23 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type WebSocketClass from 'ws';
 import { http, once, secret, runContext, serviceUrl } from './context.js';
-import { clientRules, componentSchema, field, formatAjvErrors, kebab, loadOpenApi, validator, type OpenApiDoc, type OperationObject } from './spec.js';
+import {
+  clientRules,
+  componentSchema,
+  field,
+  formatAjvErrors,
+  kebab,
+  loadOpenApi,
+  validator,
+  type JsonSchema,
+  type OpenApiDoc,
+  type OperationObject,
+} from './spec.js';
 import { USER_AGENT, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
 import type { RetryMode } from './retry-policy.js';
+import { brokenBodies } from './generate.js';
 
 /** ws as CommonJS, what `require('ws')` gives (its ES module entry is a wrapper of it): in a fresh worker thread it loads
  * in about 60 ms less CPU that way on Node 20, as the vendor SDKs do in suites/gateway/official-clients.test.ts. */
@@ -108,7 +120,6 @@ export const GW_CHECK_IDS = {
   streamKeyRefusalType: (operationId: string): string => `gw-stream-key-refusal-gateway-error-on-${kebab(operationId)}`,
   streamUnknownModel: (operationId: string): string => `gw-stream-unknown-model-404-${kebab(operationId)}`,
   streamMalformedJson: (operationId: string): string => `gw-stream-malformed-json-400-${kebab(operationId)}`,
-  streamBrokenPayload: (operationId: string): string => `gw-stream-broken-payload-400-${kebab(operationId)}`,
   streamPerUser429: (operationId: string): string => `gw-stream-per-user-429-on-${kebab(operationId)}`,
   streamFalseJson: (operationId: string): string => `gw-stream-false-json-${kebab(operationId)}`,
 };
@@ -258,6 +269,24 @@ export function minimalBody(operationId: string, model: string, maxTokens: numbe
     default:
       return undefined;
   }
+}
+
+/**
+ * The broken bodies of an operation's payload the run sends (payloads.test.ts) and its facets name: each required
+ * field left out, and each typed field retyped with at most two values of another kind (the first two of
+ * brokenBodies: a scalar or a structure where the other is due, then the next), so that the remote budget holds.
+ */
+export function payloadExamples(schema: JsonSchema, valid: unknown): ReturnType<typeof brokenBodies> {
+  const all = brokenBodies(schema, valid);
+  const perField = new Map<string, number>();
+  const fixed = all.fixed.filter((b) => {
+    const m = / as .* \(not an? \w+\)$/.exec(b.label);
+    if (!m) return true;
+    const name = b.label.slice(0, m.index);
+    perField.set(name, (perField.get(name) ?? 0) + 1);
+    return perField.get(name)! <= 2;
+  });
+  return { fixed, generated: all.generated };
 }
 
 /** Headers an operation needs besides the key (the vendor B version header). */
@@ -783,6 +812,13 @@ export async function requireGenerationServed(t: CheckTools, op: GatewayOperatio
     throw new PreconditionFailed(
       `setup error (precondition): the small generation on ${op.method} ${op.display} answered ${control.status}, not 2xx: a refusal here could not be told from a missing path or a refused key (reported by that protocol's own checks)`,
     );
+}
+
+/** GET /v1/models with a well-formed key no deployment issued, once per run (the bad-credential check and the error samples). */
+export function invalidKeyListing(): Promise<HttpResponse> {
+  return once('invalid-key-listing', () =>
+    gatewayGet('/v1/models', { headers: { authorization: `Bearer sk-conformance-invalid-${randomBytes(12).toString('hex')}` } }),
+  );
 }
 
 /** The unknown-model request of `op` without any credential, once per run. */

@@ -7,7 +7,10 @@ import { check, expect, precondition, checkGroup } from '../../src/harness.js';
 import type { HttpResponse } from '../../src/http.js';
 import { http, once } from '../../src/context.js';
 import {
+  bearerControl,
   chosenModel,
+  gatewayOperations,
+  invalidKeyListing,
   expectErrorShape,
   vendorAFields,
   gatewayCodes,
@@ -23,24 +26,12 @@ import {
 const samples = (key: string) =>
   once('gateway-error-samples', async () => {
     const model = unknownModel();
-    const vendorA = [
-      await gatewaySend('/v1/models', { method: 'GET', headers: { authorization: `Bearer sk-conformance-invalid-${randomBytes(6).toString('hex')}` } }),
-      await gatewaySend('/v1/chat/completions', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}` },
-        body: minimalBody('chatCompletions', model),
-        billable: true,
-        retry: 'transient',
-      }),
-    ];
+    // The invalid key's listing and each protocol's unknown-model request with the key are the run's own (made once).
+    const ops = await gatewayOperations();
+    const op = (id: string) => ops.find((o) => o.operationId === id)!;
+    const vendorA = [await invalidKeyListing(), await bearerControl(op('chatCompletions'), key)];
     const vendorB = [
-      await gatewaySend('/v1/messages', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, ...protocolHeaders('messages') },
-        body: minimalBody('messages', model),
-        billable: true,
-        retry: 'transient',
-      }),
+      await bearerControl(op('messages'), key),
       await gatewaySend('/v1/messages', {
         method: 'POST',
         headers: { 'x-api-key': `sk-conformance-invalid-${randomBytes(6).toString('hex')}`, ...protocolHeaders('messages') },

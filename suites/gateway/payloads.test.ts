@@ -14,12 +14,13 @@ import {
   keyTaken,
   minimalBody,
   PAYLOAD_OPERATIONS,
+  payloadExamples,
   placeKey,
   protocolHeaders,
   requireGenerationServed,
   requireValidKey,
 } from '../../src/gateway.js';
-import { brokenBodies, property } from '../../src/generate.js';
+import { property } from '../../src/generate.js';
 import type { JsonSchema } from '../../src/spec.js';
 
 const operations = await gatewayOperations();
@@ -38,8 +39,8 @@ checkGroup('a body that breaks its documented payload answers 400', () => {
         await requireGenerationServed(t, op, key);
         const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
         // Chat completions without max_tokens: the table states its type for vendor B only ("other parameters are optional" on vendor A).
-        const { fixed, generated } = brokenBodies(schema, minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16));
-        t.observe('broken bodies', `${fixed.length} fixed (each required field left out, each typed field retyped), and generated ones`);
+        const { fixed, generated } = payloadExamples(schema, minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16));
+        t.observe('broken bodies', `${fixed.length} fixed (each required field left out, each typed field retyped twice)`);
         const placed = placeKey('bearer', key);
         await property(
           generated,
@@ -55,7 +56,7 @@ checkGroup('a body that breaks its documented payload answers 400', () => {
             keyTaken(res, `${op.method} ${op.display}`);
             expect(res.status, `${op.method} ${op.display} with a body ${b.label}`).toBe(400);
           },
-          { runs: 4, examples: fixed },
+          { runs: 0, examples: fixed },
         );
       },
     );
