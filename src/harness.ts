@@ -14,7 +14,7 @@ import { redactorFromEnv, runContext } from './context.js';
 import { inCheck, BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
 import { toAllureExchange, curlFor } from './evidence.js';
 import { AssertionViolation, findingMessage, TELLING_RESPONSE_HEADERS, translateFrameworkMessage } from './findings.js';
-import type { FailingRequest, Verdict } from './verdicts.js';
+import { READING, type FailingRequest, type Verdict } from './verdicts.js';
 
 export type { FailingRequest, Verdict } from './verdicts.js';
 
@@ -56,6 +56,11 @@ export interface CheckSpec {
 export interface CheckTools {
   /** Record which reading of an ambiguous sentence (or which optional feature) the target showed. */
   observe(key: string, value: string): void;
+  /**
+   * Record how the target resolved a point the documents leave open (`question`), where the check accepts each
+   * reading: kept with the observations under `reading: <question>`, and listed on the report's first screen.
+   */
+  reading(question: string, answer: string): void;
   /** End the check as skipped: `what` names the setting to configure. */
   notConfigured(what: string): never;
   /** End the check as skipped because the run gave it nothing to check (e.g. no 429 was seen). */
@@ -129,6 +134,9 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
     const tools: CheckTools = {
       observe(key, value) {
         meta.observations = { ...meta.observations, [key]: value };
+      },
+      reading(question, answer) {
+        meta.observations = { ...meta.observations, [`${READING}${question}`]: answer };
       },
       notConfigured(what) {
         throw new NotConfigured(`not configured: ${what}`);

@@ -32,6 +32,18 @@ export interface KnownDeviation {
   link?: string;
 }
 
+/** The observation key prefix of a reading: how the target resolved a point the documents leave open. */
+export const READING = 'reading: ';
+
+/** The readings the run's checks recorded (the check accepted each reading; the target showed this one). */
+export function readingsOf(checks: readonly CheckResult[]): { question: string; answer: string; check: string }[] {
+  return checks.flatMap((c) =>
+    Object.entries(c.observations ?? {})
+      .filter(([k]) => k.startsWith(READING))
+      .map(([k, answer]) => ({ question: k.slice(READING.length), answer, check: c.id })),
+  );
+}
+
 export interface CheckResult {
   id: string;
   title: string;

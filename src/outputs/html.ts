@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
-import type { Summary } from '../verdicts.js';
+import { readingsOf, type Summary } from '../verdicts.js';
 import { esc, targetLine } from './html-page.js';
 import { publishableAllure } from './publishable.js';
 
@@ -172,9 +172,23 @@ export function firstScreen(s: Summary): string {
       (e) =>
         `<p>${e.service === 'feed' ? 'Feed' : 'Gateway'}: ${e.verified}/${e.must} MUST verified · ${e.failed} failed · ${e.undecided} undecided · ${e.notExercised} not exercised · ${e.declaredUnchecked} declared unchecked</p>`,
     ),
+    readingsLine(s),
     `<p>Target: ${esc(targetLine(s))} · <a href="matrix.html">the clause matrix</a>: every requirement, failures and undecided ones first</p>`,
   ];
   return `<style>${FIRST_SCREEN_STYLE}</style><header id="conformance-verdict">${lines.join('')}</header>`;
+}
+
+/** Where the documents are open and the checks accept each reading: the one this target showed, per point. */
+function readingsLine(s: Summary): string {
+  const byPoint = new Map<string, { question: string; answer: string; checks: string[] }>();
+  for (const r of readingsOf(s.checks)) {
+    const key = `${r.question}\n${r.answer}`;
+    byPoint.set(key, { ...r, checks: [...(byPoint.get(key)?.checks ?? []), r.check] });
+  }
+  const readings = [...byPoint.values()];
+  if (!readings.length) return '';
+  const items = readings.map((r) => `${esc(r.question)}: <b>${esc(r.answer)}</b> (${esc(r.checks.join(', '))})`);
+  return `<p>Where the documents are open, this target's reading${readings.length === 1 ? '' : 's'} (accepted, not failed): ${items.join(' · ')}</p>`;
 }
 
 const VERDICT_COLOURS: Record<Summary['verdict'], string> = { conformant: '#1a7f37', nonconformant: '#cf222e', incomplete: '#9a6700', error: '#a40e26' };

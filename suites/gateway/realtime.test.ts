@@ -127,7 +127,7 @@ describe.sequential('the realtime WebSocket', () => {
         reading = `Bearer alone: ${describeOutcome(r)}; Bearer beside the ${gw().realtimeProtocol} subprotocol`;
         r = beside;
       }
-      t.observe('handshake', `${reading}: ${describeOutcome(r)}`);
+      t.reading('the subprotocols a realtime handshake with Authorization: Bearer offers', `${reading}: ${describeOutcome(r)}`);
       if (!r.opened && r.status === 404) requireRealtimePath(await realtimeControl(key, model));
       expect(r.opened, `a realtime session opened (the handshake: ${reading}: ${describeOutcome(r)})`).toBe(true);
     },
