@@ -73,7 +73,8 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
 // gets no event stream. One request each per operation, beside its plain probe.
 const CREDENTIAL_HEADERS = { authorization: 'Bearer conformance-unknown-credential', 'x-api-key': 'conformance-unknown-credential' };
 checkGroup('a caller with a credential, a client asking for a stream', () => {
-  for (const op of FEED_OPERATIONS) {
+  // Not the changes feed: its one URL (the snapshot's cursor) is fetched by the most checks already, up to the suite's own per-URL bound.
+  for (const op of FEED_OPERATIONS.filter((o) => o.operationId !== 'selectedChanges')) {
     const name = op.operationId;
     check(
       {
@@ -85,13 +86,15 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
         const control = (await operationProbe(op)).first;
         precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200 (reported by the anonymous-access check)`);
         const { path, query } = await op.resolve();
-        const res = await feedGet(path, { query, headers: CREDENTIAL_HEADERS });
+        // The listing under another query (the operation's own documented value), so its plain URL is not fetched once more.
+        const res = await feedGet(path, { query: name === 'listItems' ? { mode: 'all' } : query, headers: CREDENTIAL_HEADERS });
         t.cite(control, res);
         expect(res.status, `${name} with Authorization: Bearer … and X-Api-Key: … (an unknown credential)`).toBe(200);
       },
     );
   }
-  for (const op of FEED_OPERATIONS.filter((o) => ['listItems', 'hotTopics', 'selectedChanges'].includes(o.operationId))) {
+  // One operation (the feed a widget polls): the plain URLs of the others are fetched by enough checks already.
+  for (const op of FEED_OPERATIONS.filter((o) => o.operationId === 'listItems')) {
     const name = op.operationId;
     check(
       {
@@ -100,8 +103,8 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
         requirements: ['feed-no-push-channel'],
       },
       async (t) => {
-        const { path, query } = await op.resolve();
-        const res = await feedGet(path, { query, headers: { accept: 'text/event-stream' } });
+        const { path } = await op.resolve();
+        const res = await feedGet(path, { query: { limit: 5 }, headers: { accept: 'text/event-stream' } });
         t.cite(res);
         t.observe('status to Accept: text/event-stream', String(res.status));
         expect((res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase(), 'the content type').not.toBe('text/event-stream');
