@@ -69,7 +69,8 @@ async function stateForm(st: (typeof KEY_STATES)[number], op: GatewayOperation, 
     for (const form of op.forms.filter((f) => f !== first)) if (judge(await formRequest(op, form, valid), op).kind === 'accepted') out.push(form);
     return out;
   });
-  return forms[KEY_STATES.indexOf(st) % forms.length]!;
+  // By slug: a check may pass a copy of the state (the authentication check's cases do).
+  return forms[KEY_STATES.findIndex((k) => k.slug === st.slug) % forms.length]!;
 }
 
 /** A key refusal is an error of the gateway itself: type gateway_error (the deployment's name for it). */

@@ -42,6 +42,10 @@ const BURST_MAX_MS = 10_000;
  * carry Retry-After). A refusal of the key is about the limit only when the valid key is taken on the same request.
  */
 async function perUser429(t: CheckTools, op: GatewayOperation, key: string, stream = false): Promise<HttpResponse> {
+  // Each such 429 pauses the origin for its Retry-After (a client rule): once this deployment's per-user 429 was shown
+  // to carry one (its check fails), the other paths' would only cost the run a pause each and tell nothing more.
+  if (perUserWithRetryAfter && (op.operationId !== 'chatCompletions' || stream))
+    t.notApplicable("this deployment's per-user 429 carries Retry-After (failed on an earlier path): each further one would pause the run for it");
   const model = unknownModel();
   const body = minimalBody(op.operationId, model) as object;
   const res = await gatewaySend(op.path(model), {
