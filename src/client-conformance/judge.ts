@@ -650,6 +650,24 @@ const GATEWAY_JUDGES: Judge[] = [
     },
   },
   {
+    id: 'client-gw-bearer-keeps-prefix',
+    title: 'the client keeps the sk- prefix in the Authorization value',
+    service: 'gateway',
+    requirements: ['gw-auth-bearer-keeps-prefix'],
+    judge(xs) {
+      const bearers = xs.filter((x) => /^Bearer\s+\S/i.test(x.requestHeaders.authorization ?? ''));
+      if (bearers.length === 0) return notApplicable('the client sent no Authorization: Bearer');
+      const bare = bearers.filter((x) => !/^Bearer\s+sk-/i.test(x.requestHeaders.authorization ?? ''));
+      return bare.length
+        ? {
+            verdict: 'failed',
+            message: `Authorization: Bearer without the key's sk- prefix (rule 3): ${list(bare.map((x) => describe(x)))}`,
+            evidence: seqs(bare),
+          }
+        : { verdict: 'passed', message: `${bearers.length} request(s) with Authorization: Bearer sk-…`, evidence: seqs(bearers) };
+    },
+  },
+  {
     id: 'client-gw-key-placement',
     title: 'the client puts the key in a form the Authentication table accepts on the path',
     service: 'gateway',

@@ -134,7 +134,7 @@ export const GATEWAY_SCENARIOS: ScenarioInfo[] = [
   {
     name: 'upstream-down',
     description:
-      'The third distinct generation call is answered 502 without Retry-After on every attempt (until the retry ceiling is passed): only a cap stops the retries.',
+      'The third distinct generation call is answered 502 without Retry-After on every attempt until one past the retry ceiling: only a cap stops the retries.',
     exercises: ['gw-client-retry-cap'],
   },
   {
@@ -261,7 +261,9 @@ export function gatewayScenario(o: { retryCeiling: number; roles?: GatewayRole[]
       };
     if (role === 'bad-request-not-retried' && attempt === 1)
       return { kind: 'answer', scenario: role, answer: gatewayError(req.path, 400, 'invalid_request', 'the request is invalid') };
-    if (role === 'upstream-down' && attempt <= o.retryCeiling + 1)
+    // Failing one try past the ceiling: a client that does not cap its retries makes more than `retryCeiling` of them
+    // (when the answers stopped at the ceiling, an uncapped client stopped there too, and looked capped).
+    if (role === 'upstream-down' && attempt <= o.retryCeiling + 2)
       return { kind: 'answer', scenario: role, answer: gatewayError(req.path, 502, 'bad_response_status_code', 'the upstream answered 500') };
     return { kind: 'forward' };
   };
