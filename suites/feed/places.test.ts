@@ -27,6 +27,8 @@ interface PlaceProbe {
   conditional?: Conditional;
   /** Conditional requests that met new content (a 200 with another ETag) before the last. */
   moved: number;
+  /** When the conditional answered neither 200 nor 304: the status of the same request without If-None-Match, sent right after. */
+  plainAfter?: number;
 }
 
 /** Tries while the content moves on (a 200 with a new ETag): each conditional request follows the answer it revalidates at once. */
@@ -64,6 +66,11 @@ function probe(place: FeedPlace): Promise<PlaceProbe & { evidence: HttpResponse[
     for (;;) {
       const c = await conditional(place, path, query, etag);
       const next = c.headers.etag;
+      if (c.status !== 200 && c.status !== 304) {
+        const plain = await feedGet(path, { query, method: place.method, continuation: true });
+        evidence.push(plain);
+        return { first, conditional: c, moved, evidence, plainAfter: plain.status };
+      }
       if (c.status !== 200 || !next || weakMatch(next, etag) || moved + 1 >= TRIES) return { first, conditional: c, moved, evidence };
       moved++;
       etag = next;
@@ -108,6 +115,10 @@ const RULES: Record<string, (place: FeedPlace, t: CheckTools) => Promise<void>> 
     const c = p.conditional;
     t.observe('conditional requests', String(p.moved + 1));
     if (c.status === 304) return;
+    precondition(
+      p.plainAfter === undefined || p.plainAfter === 200,
+      `${place.text}: If-None-Match answered ${c.status}, and the same request without it ${p.plainAfter} right after: the place no longer answers 200 (reported by the checks of its parameter, paging and access)`,
+    );
     if (c.status === 200 && c.headers.etag && !weakMatch(c.headers.etag, c.sent) && p.moved + 1 >= TRIES)
       // A resource that changes at every request (a live snapshot page) never stays unchanged: nothing to revalidate.
       return t.notApplicable(`the content changed before each of ${TRIES} conditional requests, each sent at once after the answer it revalidated`);
