@@ -778,17 +778,65 @@ export async function pathServed(op: GatewayOperation, key: string): Promise<{ s
   const c = judge(control, op);
   if (c.kind === 'accepted') return { served: true, what: c.what, evidence: [control], form: 'bearer' };
   const form = GENERATION_FORM[op.operationId];
-  if (form) {
-    const gen = await minimalGeneration(op, key, await chosenModel());
-    if (gen.status >= 200 && gen.status < 300)
-      return {
-        served: true,
-        what: `${c.what} to a request naming an unknown model with Authorization: Bearer, and ${gen.status} to the run's small generation with ${FORM_LABEL[form]}`,
-        evidence: [control, gen],
-        form,
-      };
-  }
+  // A generation path without a generation of the run's (the Responses-style one): told from a missing path instead.
+  if (!form)
+    return op.operationId === 'listModels' ? { served: false, what: c.what, evidence: [control], form: 'bearer' } : unlikeAbsentPath(op, key, control, c.what);
+  const gen = await minimalGeneration(op, key, await chosenModel());
+  if (gen.status >= 200 && gen.status < 300)
+    return {
+      served: true,
+      what: `${c.what} to a request naming an unknown model with Authorization: Bearer, and ${gen.status} to the run's small generation with ${FORM_LABEL[form]}`,
+      evidence: [control, gen],
+      form,
+    };
   return { served: false, what: c.what, evidence: [control], form: 'bearer' };
+}
+
+/**
+ * The presence control of an operation with no generation of the run's (the Responses-style one), independent of the
+ * code its unknown-model answer carries (that code is its own check's): the same request (key, body, method) sent to a
+ * path beside it that no gateway serves shows how this deployment answers a missing path; an answer that is a JSON
+ * error, not a refusal of the key, and differs from that one (status, code, or naming the model sent) comes from the operation.
+ */
+async function unlikeAbsentPath(
+  op: GatewayOperation,
+  key: string,
+  control: HttpResponse,
+  what: string,
+): Promise<{ served: boolean; what: string; evidence: HttpResponse[]; form: KeyForm }> {
+  const notServed = { served: false, what, evidence: [control], form: 'bearer' as const };
+  if (control.status < 400 || control.status === 401 || control.status === 403 || !isJsonErrorBody(control.body)) return notServed;
+  const model = unknownModel();
+  const absentPath = `${op.path(model).split('?')[0]!.replace(/\/+$/, '')}-conformance-absent-${randomBytes(4).toString('hex')}`;
+  const absent = await once(`absent-path:${op.operationId}`, () =>
+    gatewaySend(absentPath, {
+      method: op.method,
+      headers: { ...protocolHeaders(op.operationId), ...placeKey('bearer', key).headers },
+      body: minimalBody(op.operationId, model),
+      retry: 'transient',
+    }),
+  );
+  const codesOf = (r: HttpResponse) => JSON.stringify(looseErrorCodes(r.body));
+  // Or, answered alike, the error names the unknown model the body gave: the path read the request, a missing one does not.
+  const namesModel = (r: HttpResponse) => /conformance-no-such-model-[0-9a-f]{10}/.test(r.body);
+  const unlike = absent.status !== control.status || codesOf(absent) !== codesOf(control) || (namesModel(control) && !namesModel(absent));
+  if (!unlike) return { ...notServed, evidence: [control, absent] };
+  return {
+    served: true,
+    what: `${what} to a request naming an unknown model with Authorization: Bearer, unlike a path beside it no gateway serves (${absent.status})`,
+    evidence: [control, absent],
+    form: 'bearer',
+  };
+}
+
+/** Whether a body is a JSON object with an `error` object (either envelope), whatever its code. */
+function isJsonErrorBody(body: string): boolean {
+  try {
+    const e = field(JSON.parse(body) as unknown, 'error');
+    return typeof e === 'object' && e !== null;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * document (the profile names it), and some models do not support it, so this is recorded, not required: a MAY.
  */
 import { check, checkGroup } from '../../src/harness.js';
-import { bearerControl, gatewayOperations, keyTaken, looseErrorCodes, gw, requireValidKey } from '../../src/gateway.js';
+import { bearerControl, gatewayOperations, keyTaken, looseErrorCodes, gw, pathServed, requireValidKey } from '../../src/gateway.js';
 
 checkGroup('the Responses-style operation', () => {
   check(
@@ -29,7 +29,13 @@ checkGroup('the Responses-style operation', () => {
       keyTaken(res, `POST ${gw().responsesPath}`);
       const code = res.status >= 400 ? looseErrorCodes(res.body)[0] : undefined;
       const chatCode = chat.status >= 400 ? looseErrorCodes(chat.body)[0] : undefined;
-      const present = code === 'model_not_found' || (res.status === chat.status && code === chatCode && chat.status !== 401 && chat.status !== 403);
+      // Or told from a missing path whatever its code (the code is gw-unknown-model-code's): pathServed's control.
+      const served = await pathServed(
+        ops.find((o) => o.operationId === 'responses')!,
+        key,
+      );
+      t.cite(...served.evidence);
+      const present = served.served || (res.status === chat.status && code === chatCode && chat.status !== 401 && chat.status !== 403);
       t.observe('Responses-style operation', present ? `present at ${gw().responsesPath}` : `not recognised at ${gw().responsesPath} (status ${res.status})`);
       if (!present)
         t.violation(
