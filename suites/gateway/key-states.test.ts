@@ -224,9 +224,11 @@ checkGroup('a key refusal names a code of the code tables where the envelope hol
         precondition(served.served, `the same request with the valid key answered ${served.what}: a refusal could not be told apart`);
         const codes = await gatewayCodes();
         let judged = 0;
+        let refused = 0;
         for (const st of configured) {
           const res = await stateRequest(st, op, secret(st.v)!, await stateForm(st, op, secret('GATEWAY_API_KEY')!, served.form));
           t.cite(res);
+          if (res.status >= 400) refused++;
           // Only a vendor B envelope (top-level type "error") holds the code in error.type; another envelope is gw-error-shape-vendor-b's finding.
           if (res.status < 400 || field(parseOr(res.body), 'type') !== 'error') continue;
           judged++;
@@ -234,7 +236,12 @@ checkGroup('a key refusal names a code of the code tables where the envelope hol
           t.observe(`code (${st.slug})`, JSON.stringify(code));
           expect(code, `error.type (the code) of the refusal of ${st.what} on ${op.display}`).toBeOneOf([...codes]);
         }
-        precondition(judged > 0, `no key state was refused on ${op.display} (reported by the key-state checks)`);
+        precondition(
+          judged > 0,
+          refused > 0
+            ? `${refused} key state(s) refused on ${op.display}, none in the vendor B envelope: no error.type to read the code from (reported by gw-vendor-b-error-shape)`
+            : `no key state was refused on ${op.display} (reported by the key-state checks)`,
+        );
       },
     );
   }
