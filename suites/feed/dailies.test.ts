@@ -17,7 +17,7 @@ import {
   targetNow,
 } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
-import { weakMatch } from '../../src/caching.js';
+import { parseCacheControl, weakMatch } from '../../src/caching.js';
 import { field } from '../../src/spec.js';
 
 const archive = () =>
@@ -28,6 +28,24 @@ const archive = () =>
     const dates = listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
     return { res, dates };
   });
+
+/** GET /api/v1/dailies/latest, once: asked after the archive by each check that reads both. */
+const latestDaily = () => once('dailies-latest', () => feedGet('/api/v1/dailies/latest'));
+
+/** A day: the longest a cache may keep the archive or the latest report without asking again, a report coming every day. */
+const DAY_SECONDS = 86_400;
+
+/** What in a Cache-Control keeps a cache from asking again within a day: `immutable`, or a freshness lifetime longer than a day. */
+function staleForADay(cc: string): string[] {
+  const d = parseCacheControl(cc);
+  const out: string[] = [];
+  if (d.has('immutable')) out.push('immutable (the response will not change)');
+  for (const name of ['s-maxage', 'max-age']) {
+    const v = d.get(name);
+    if (typeof v === 'string' && /^\d+$/.test(v) && Number(v) > DAY_SECONDS) out.push(`${name}=${v} (fresh for more than a day)`);
+  }
+  return out;
+}
 
 const isCalendarDate = (d: unknown): d is string =>
   typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d);
@@ -100,7 +118,7 @@ checkGroup('the daily-report archive', () => {
     async (t) => {
       const { res, dates } = await archive();
       t.cite(res);
-      const latest = await feedGet('/api/v1/dailies/latest');
+      const latest = await latestDaily();
       t.cite(latest);
       needsAccess(latest, 'GET /api/v1/dailies/latest');
       const days = calendarDates(dates);
@@ -142,6 +160,30 @@ checkGroup('the daily-report archive', () => {
       const newestAllowed = now.hour >= 8 ? now.date : shanghai(clock.now - 86_400_000).date;
       t.observe('Shanghai time at the response', `${now.date} ${String(now.hour).padStart(2, '0')}h, from ${clock.source}`);
       if (days[0]! > newestAllowed) fail(`the newest report is dated ${days[0]}, after ${newestAllowed}, the newest date published by then`);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-dailies-archive-latest-not-immutable',
+      title: 'the archive and the latest report are not marked immutable nor fresh for more than a day: a new report comes every day',
+      requirements: ['feed-dailies-archive-latest-revalidated'],
+    },
+    async (t) => {
+      const { res } = await archive();
+      const latest = await latestDaily();
+      t.cite(res, latest);
+      const answers = [res, latest].filter((r) => r.status === 200);
+      // An archive or latest not served is the checks of those operations' finding; here there is no Cache-Control to read.
+      precondition(answers.length > 0, `neither the archive nor latest answered 200 (${res.status}, ${latest.status})`);
+      const read = answers.filter((r) => r.header('cache-control'));
+      precondition(read.length > 0, 'no Cache-Control to read (reported by the ETag and Cache-Control checks)');
+      for (const r of read) t.observe(`Cache-Control of ${new URL(r.url).pathname}`, r.header('cache-control')!);
+      const bad = read.flatMap((r) => staleForADay(r.header('cache-control')!).map((why) => `${new URL(r.url).pathname}: ${why}`));
+      if (bad.length)
+        fail(
+          `${bad.join('; ')}: the archive and latest change with each day's report (only past reports are immutable), so a cache must ask again within a day`,
+        );
     },
   );
 
