@@ -17,7 +17,8 @@ export default defineConfig({
         // The conformance suites: run only through `npm run conformance`, which sets the target. One worker, one
         // test file (suites/all.conformance.ts) that loads every suite module: one HTTP client counts every request
         // of the run. With --concurrency above 1 the command runs the checks concurrently (sequence.concurrent, a
-        // root-level setting it passes itself); order-dependent checks are in describe.sequential blocks.
+        // root-level setting it passes itself); order-dependent checks are in describe.sequential blocks, and each
+        // service's modules load in the order suites/order.ts declares (concurrent, sequential, last).
         test: {
           name: 'conformance',
           // One test file loads every suite module (suites/<service>/*.test.ts), each service as a group of its own.

@@ -203,6 +203,11 @@ checkGroup('the window holds every item whose time lies in it', () => {
   }
 });
 
+// One large page (the documented maximum, 100) is the reference listing; a walk of small pages must give its items,
+// in its order. The small page size comes from what the target holds: about five pages over a short listing, pages
+// of 20 over the first 100 items of a long one. The feed is live: items arrive (at the top, or back-filled further
+// down) and leave (deselected, or out of the window) while the walk goes on, so a listing taken after the walk tells
+// which differences are the feed moving and which are the walk's.
 checkGroup('keyset paging', () => {
   check(
     {
@@ -211,11 +216,6 @@ checkGroup('keyset paging', () => {
       requirements: ['feed-items-paging'],
     },
     async (t) => {
-      // One large page (the documented maximum, 100) is the reference listing; a walk of small pages must give its
-      // items, in its order. The small page size comes from what the target holds: about five pages over a short
-      // listing, pages of 20 over the first 100 items of a long one. The feed is live: items arrive (at the top, or
-      // back-filled further down) and leave (deselected, or out of the window) while the walk goes on, so a listing
-      // taken after the walk tells which differences are the feed moving and which are the walk's.
       const large = await page({ limit: 100 });
       t.cite(large.res);
       const reference = large.items.map((i) => idOf(i));
@@ -333,13 +333,13 @@ checkGroup('the query a listing is given', () => {
   );
 });
 
-checkGroup('cursor rejection', () => {
-  const expectInvalidCursor = (res: HttpResponse) => {
-    needsAccess(res, 'the listing with a cursor');
-    const body = expectProblem(res, 400);
-    expect(problemCode(body), `problem code (profile field ${profile().problem.code})`).toBe('invalid_cursor');
-  };
+const expectInvalidCursor = (res: HttpResponse) => {
+  needsAccess(res, 'the listing with a cursor');
+  const body = expectProblem(res, 400);
+  expect(problemCode(body), `problem code (profile field ${profile().problem.code})`).toBe('invalid_cursor');
+};
 
+checkGroup('cursor rejection', () => {
   check(
     { id: 'feed-items-cursor-garbage', title: 'a garbage cursor is rejected with 400 invalid_cursor', requirements: ['feed-items-cursor-bound'] },
     async () => {
