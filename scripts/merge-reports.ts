@@ -1,34 +1,35 @@
 /**
  * `npm run merge-reports -- --out DIR SHARD_DIR [...]`: one report from the report dirs of shards (CI jobs that
- * ran `npm run conformance -- --shard I/N`): summary.json, junit.xml, ctrf.json, exchanges, Allure results, HTML
- * and the clause matrix. Exit status is the merged run's, as for a single run. Shards run against different
- * targets are refused unless --allow-different-targets is given.
+ * ran `npm run conformance -- --shard I/N`): every output of src/outputs/index.ts's list, as one run writes them.
+ * Exit status is the merged run's, as for a single run. Shards run against different targets are refused unless
+ * --allow-different-targets is given.
  */
 import { parseArgs } from 'node:util';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { mergeSummaries, type Summary } from '../src/verdicts.js';
-import { writeResults } from '../src/outputs/files.js';
-import { writePages } from '../src/outputs/pages.js';
-import { loadCatalogue } from '../src/spec.js';
+import { EXIT_STATUS_TEXT, mergeSummaries, USAGE_EXIT, type Summary } from '../src/verdicts.js';
+import { failedOutputs, OUTPUTS, prepareReportDir, reportLines, writeReport } from '../src/outputs/index.js';
+import { reportTitle } from '../src/outputs/pages.js';
+import { closingLines } from '../src/outputs/console.js';
 
 const USAGE = `Usage: npm run merge-reports -- --out DIR [options] SHARD_DIR [SHARD_DIR ...]
 
 Merges the report dirs of shards (CI jobs that each ran \`npm run conformance -- --shard I/N\`) into one report:
-summary.json, junit.xml, ctrf.json, exchanges, Allure results, the HTML report and the clause matrix.
+${OUTPUTS.map((o) => o.name).join(', ')}.
 
-  --out DIR                    where the merged report goes (replaced)
+  --out DIR                    where the merged report goes (the outputs of an earlier report there are replaced)
   --no-html                    skip the HTML report
   --allow-different-targets    merge shards run against different targets (refused by default: one shard against
                                the embedded references and one against staging are not one run)
   --help                       this text
 
-Exit status: that of the merged run, as for a single run (0 conformant · 1 nonconformant · 3 error · 4 incomplete);
-2 usage error, a shard dir without summary.json, or shards run against different targets.`;
+${EXIT_STATUS_TEXT}
+The merged run's, as for a single run; ${USAGE_EXIT} also for a shard dir without summary.json, or shards run against
+different targets.`;
 
 function usageError(message: string): never {
   console.error(`merge-reports: ${message}\n\n${USAGE}`);
-  process.exit(2);
+  process.exit(USAGE_EXIT);
 }
 
 let parsed;
@@ -70,30 +71,25 @@ if (conflicts.length > 0) {
     console.error(
       `merge-reports: the shards were run against different targets (${what}); merging them would report one verdict for two deployments. Give --allow-different-targets to merge anyway.`,
     );
-    process.exit(2);
+    process.exit(USAGE_EXIT);
   }
   console.error(`merge-reports: merging shards run against different targets (${what}) because of --allow-different-targets`);
 }
 
-rmSync(out, { recursive: true, force: true });
-mkdirSync(path.join(out, 'allure-results'), { recursive: true });
-const exchanges: string[] = [];
-for (const { dir } of shards) {
-  const results = path.join(dir, 'allure-results');
-  if (existsSync(results)) for (const f of readdirSync(results)) cpSync(path.join(results, f), path.join(out, 'allure-results', f));
-  const ex = path.join(dir, 'exchanges.jsonl');
-  if (existsSync(ex)) exchanges.push(readFileSync(ex, 'utf8'));
-}
-writeFileSync(path.join(out, 'exchanges.jsonl'), exchanges.join(''));
-
-// The verdict model over every shard's checks and facts (the declared-unchecked list, known deviations, the services
-// each shard was to check, --allow-incomplete, what ended a shard early): the verdict one run would have given.
-const merged = mergeSummaries(
-  shards.map((s) => s.summary),
-  loadCatalogue().values(),
-);
-writeResults(out, merged);
-const pages = await writePages(out, merged, { html: !values['no-html'] });
-if (pages.htmlError) console.error(`merge-reports: the HTML report could not be generated: ${pages.htmlError}`);
-console.log(`merged ${shards.length} shard(s) into ${out}: ${merged.verdict} — ${merged.message}`);
+const unwritable = prepareReportDir(out);
+if (unwritable) usageError(`--out ${out} cannot be written: ${unwritable}`);
+// Each shard's summary holds its verdicts and the facts they rest on: the merge joins them (verdicts.mergeSummaries)
+// and writes every output of the list (src/outputs/index.ts) as one run does, the recorded ones from the shards'.
+const merged = mergeSummaries(shards.map((s) => s.summary));
+const written = await writeReport({
+  dir: out,
+  summary: merged,
+  title: reportTitle(merged),
+  html: !values['no-html'],
+  shards: shards.map((s) => s.dir),
+});
+console.log(`merged ${shards.length} shard(s) into ${out}`);
+for (const line of reportLines(written)) console.log(line);
+for (const problem of failedOutputs(written)) console.error(`merge-reports: ${problem}`);
+for (const line of closingLines(merged)) console.log(line);
 process.exitCode = merged.exitCode;

@@ -1,9 +1,8 @@
 /**
  * `npm run conformance -- [options]`: check a deployment against the documents and write the reports.
- * Exit status: 0 no MUST failure · 1 a MUST failure · 2 usage or configuration error · 3 target unreachable,
- * unavailable, or the run could not decide (interrupted, harness error).
+ * Exit status: src/verdicts.ts (EXIT_CODES, USAGE_EXIT, SIGNAL_EXIT), the same for client conformance and the merge.
  */
-import { lstatSync, readFileSync, rmSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, rmSync, existsSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -12,11 +11,11 @@ import { AllureResultsReporter } from './outputs/allure-results.js';
 import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
 import { CONTEXT_VAR, EXCHANGES_FILE, type RunContext } from './context.js';
-import { summarize, type Summary } from './verdicts.js';
+import { SIGNAL_EXIT, summarize, USAGE_EXIT, type Summary } from './verdicts.js';
 import { ResultCollector } from './collector.js';
 import { closingLines, ProgressReporter, verdictLine } from './outputs/console.js';
-import { writeResults } from './outputs/files.js';
-import { writePages } from './outputs/pages.js';
+import { failedOutputs, prepareReportDir, reportLines, writeReport, type Report } from './outputs/index.js';
+import { reportTitle } from './outputs/pages.js';
 import { publishable, publishableCheck } from './outputs/publishable.js';
 import { progressChannelName, type Exchange } from './http.js';
 import { loadCatalogue, SERVICES } from './spec.js';
@@ -24,7 +23,6 @@ import { notTheService, reachable, schemeMismatch } from './target-probes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const OUTPUTS = ['summary.json', 'junit.xml', 'ctrf.json', 'html', 'allure-results', EXCHANGES_FILE];
 
 function log(line = ''): void {
   process.stdout.write(`${line}\n`);
@@ -121,9 +119,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (unwritable) {
     await run.closeEmbedded?.();
     process.stderr.write(`conformance: configuration error: --report-dir ${run.config.reportDir} cannot be written: ${unwritable}\n`);
-    return 2;
+    return USAGE_EXIT;
   }
-  const onSignal = (signal: NodeJS.Signals) => interrupt(run, `${signal} received`, signal === 'SIGINT' ? 130 : 143);
+  const onSignal = (signal: NodeJS.Signals) => interrupt(run, `${signal} received`, SIGNAL_EXIT[signal as keyof typeof SIGNAL_EXIT]);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   const runBound = setTimeout(
@@ -135,8 +133,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const stopped = await probeTargets(run);
     if (stopped !== undefined) return stopped;
     await runChecks(run);
-    if (run.interrupted) return 130;
-    const summary = await finish(run);
+    if (run.interrupted) return SIGNAL_EXIT.SIGINT;
+    const summary = finish(run);
     await writeOutputs(run, summary);
     return summary.exitCode;
   } finally {
@@ -191,21 +189,8 @@ async function startTargets(configured: RunConfig, env: NodeJS.ProcessEnv): Prom
   return { config, env, startedAt, targets, collector: new ResultCollector(), resultsDir, probes: 0, closeEmbedded };
 }
 
-/** The previous run's outputs removed and the directory shown writable; the problem if it is not. */
-function prepareReportDir(reportDir: string): string | undefined {
-  try {
-    for (const o of OUTPUTS) rmSync(path.join(reportDir, o), { recursive: true, force: true });
-    mkdirSync(reportDir, { recursive: true });
-    writeFileSync(path.join(reportDir, '.write-test'), '');
-    rmSync(path.join(reportDir, '.write-test'));
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
-
-/** The summary of what was collected so far, written to the report directory. */
-async function finish(run: Run, unreachable?: string): Promise<Summary> {
+/** The summary of what was collected so far (the verdict model's, src/verdicts.ts). */
+function finish(run: Run, unreachable?: string): Summary {
   const { config, collector } = run;
   const exchanges = readExchanges(config.reportDir);
   // Every message as published: no stack frame, framework class or runner path (src/outputs/publishable.ts).
@@ -228,7 +213,6 @@ async function finish(run: Run, unreachable?: string): Promise<Summary> {
     catalogue: loadCatalogue().values(),
     finishedAt: Date.now(),
   });
-  writeResults(config.reportDir, summary);
   return summary;
 }
 
@@ -238,7 +222,8 @@ function interrupt(run: Run, why: string, exitCode: number): void {
   run.interrupted = why;
   process.stderr.write(`\nconformance: ${why}; writing a partial summary\n`);
   void (async () => {
-    const s = await finish(run);
+    const s = finish(run);
+    await writeReport(reportOf(run, s), { partial: true });
     process.stderr.write(`conformance: partial results in ${run.config.reportDir} (verdict ${s.verdict}, ${s.counts.total} checks finished)\n`);
     await run.vitest?.close().catch(() => undefined);
     await run.closeEmbedded?.().catch(() => undefined);
@@ -272,10 +257,11 @@ async function probeTargets(run: Run): Promise<number | undefined> {
     if (wrong) {
       process.stderr.write(`conformance: configuration error: ${wrong}\n`);
       rmSync(path.join(config.reportDir, 'summary.json'), { force: true });
-      return 2;
+      return USAGE_EXIT;
     }
     if (problem) {
-      const summary = await finish(run, problem);
+      const summary = finish(run, problem);
+      await writeReport(reportOf(run, summary), { partial: true });
       process.stderr.write(`conformance: ${problem}\n`);
       log(verdictLine(summary));
       return summary.exitCode;
@@ -322,15 +308,15 @@ function progressReporter(config: RunConfig): ProgressReporter {
   return new ProgressReporter(log, { channel: progressChannelName(config.reportDir), services });
 }
 
-/** The outputs beside summary.json, junit.xml and ctrf.json (written by finish): the HTML report, the matrix, the closing lines. */
+/** The report a run writes through the outputs list (src/outputs/index.ts). */
+function reportOf(run: Run, summary: Summary): Report {
+  return { dir: run.config.reportDir, summary, title: reportTitle(summary), html: run.config.html };
+}
+
+/** Every output of the list (src/outputs/index.ts), where each went, and the closing lines. */
 async function writeOutputs(run: Run, summary: Summary): Promise<void> {
-  const { config } = run;
-  const pages = await writePages(config.reportDir, summary, { html: config.html });
-  if (pages.html) log(`HTML report: ${pages.html}`);
-  if (pages.htmlError) process.stderr.write(`conformance: the HTML report could not be generated: ${pages.htmlError}\n`);
-  log(`matrix:      ${pages.matrix}`);
-  log(`summary:     ${path.join(config.reportDir, 'summary.json')}`);
-  log(`junit:       ${path.join(config.reportDir, 'junit.xml')}`);
-  log(`ctrf:        ${path.join(config.reportDir, 'ctrf.json')}`);
-  for (const line of closingLines(summary, config.knownDeviationsSource)) log(line);
+  const written = await writeReport(reportOf(run, summary));
+  for (const line of reportLines(written)) log(line);
+  for (const problem of failedOutputs(written)) process.stderr.write(`conformance: ${problem}\n`);
+  for (const line of closingLines(summary, run.config.knownDeviationsSource)) log(line);
 }

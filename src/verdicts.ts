@@ -66,8 +66,45 @@ export interface CheckResult {
 
 export type RunVerdict = 'conformant' | 'nonconformant' | 'incomplete' | 'error';
 
-/** Exit status of each run verdict (2 is a usage or configuration error, before any verdict). */
+/**
+ * The exit statuses of both commands (the conformance command and client conformance) and of the shard merge, in
+ * one place: each run verdict's, a usage or configuration error's (before any verdict), a signal's.
+ */
 export const EXIT_CODES: Record<RunVerdict, number> = { conformant: 0, nonconformant: 1, error: 3, incomplete: 4 };
+export const USAGE_EXIT = 2;
+export const SIGNAL_EXIT: Record<'SIGINT' | 'SIGTERM', number> = { SIGINT: 130, SIGTERM: 143 };
+/** The exit statuses as a usage text gives them. */
+export const EXIT_STATUS_TEXT = `Exit status: ${EXIT_CODES.conformant} conformant · ${EXIT_CODES.nonconformant} nonconformant · ${USAGE_EXIT} usage or configuration error · ${EXIT_CODES.error} error (the run could not decide, or stopped before it finished) · ${EXIT_CODES.incomplete} incomplete · ${SIGNAL_EXIT.SIGINT}/${SIGNAL_EXIT.SIGTERM} interrupted (its partial results are written).`;
+
+/**
+ * What a run found, each as the sentence that gives the verdict when it is the first that holds. Both commands
+ * decide through decideRun (the conformance command's runVerdict below, client conformance's decide): one ladder,
+ * one vocabulary, one rule for a partial run.
+ */
+export interface RunFindings {
+  /** What kept the run from judging anything: an unreachable target, a client command that could not start. */
+  cannotRun?: string;
+  /** What failed: MUST requirements, client rules, a client that crashed. */
+  failed?: string;
+  /** Why the run stopped before it finished (a signal, a time bound): a partial run is never conformant. */
+  stoppedEarly?: string;
+  /** What the run could not decide for reasons of its own or the target's (unavailable, harness errors). */
+  error?: string;
+  /** What was left undecided. */
+  undecided?: string;
+  /** The sentence of a conformant run. */
+  verified: string;
+}
+
+/** The run's verdict: the first finding that holds, in the order of RunFindings (the README's table). */
+export function decideRun(f: RunFindings): { verdict: RunVerdict; message: string } {
+  if (f.cannotRun) return { verdict: 'error', message: f.cannotRun };
+  if (f.failed) return { verdict: 'nonconformant', message: f.failed };
+  if (f.stoppedEarly !== undefined) return { verdict: 'error', message: `the run stopped before it finished (${f.stoppedEarly}); the results are partial` };
+  if (f.error) return { verdict: 'error', message: f.error };
+  if (f.undecided) return { verdict: 'incomplete', message: f.undecided };
+  return { verdict: 'conformant', message: f.verified };
+}
 
 export type RequirementVerdict =
   | 'pass'
@@ -292,18 +329,6 @@ export function runVerdict(f: {
 }): { verdict: RunVerdict; message: string } {
   const { counts } = f;
   const undecidedMust = f.undecided.filter((u) => u.level === 'MUST' && u.verdict !== 'error');
-  if (f.unreachable) return { verdict: 'error', message: f.unreachable };
-  if (counts.failed > 0) return { verdict: 'nonconformant', message: `${f.failingRequirements} MUST requirement(s) failed (${counts.failed} check(s))` };
-  if (!f.complete) return { verdict: 'error', message: `the run stopped before it finished (${f.interruption ?? 'interrupted'}); the results are partial` };
-  if (counts.unavailable > 0)
-    return {
-      verdict: 'error',
-      message: `the target was unavailable for ${counts.unavailable} check(s) (429/503 past the retry cap, or the request budget ran out): no verdict on them`,
-    };
-  if (counts.errors > 0 || f.harnessErrors > 0)
-    return { verdict: 'error', message: `the suite could not run ${counts.errors + f.harnessErrors} check(s) (harness errors)` };
-  if (counts.total === 0) return { verdict: 'error', message: 'no check ran (is --grep too narrow?)' };
-  if (undecidedMust.length > 0) return { verdict: 'incomplete', message: incompleteMessage(undecidedMust, f.allowIncomplete) };
   const verified = f.evidence.reduce((a, e) => a + e.verified, 0);
   const declared = f.evidence.reduce((a, e) => a + e.declaredUnchecked, 0);
   const extras = [
@@ -313,10 +338,22 @@ export function runVerdict(f: {
     declared && `${declared} declared unchecked`,
     counts.setupErrors && `${counts.setupErrors} SHOULD/MAY check(s) undecided`,
   ].filter(Boolean);
-  return {
-    verdict: 'conformant',
-    message: `every MUST requirement checked was verified (${verified} verified, none failed)${extras.length ? `; ${extras.join('; ')}` : ''}`,
-  };
+  const error =
+    counts.unavailable > 0
+      ? `the target was unavailable for ${counts.unavailable} check(s) (429/503 past the retry cap, or the request budget ran out): no verdict on them`
+      : counts.errors > 0 || f.harnessErrors > 0
+        ? `the suite could not run ${counts.errors + f.harnessErrors} check(s) (harness errors)`
+        : counts.total === 0
+          ? 'no check ran (is --grep too narrow?)'
+          : undefined;
+  return decideRun({
+    cannotRun: f.unreachable,
+    failed: counts.failed > 0 ? `${f.failingRequirements} MUST requirement(s) failed (${counts.failed} check(s))` : undefined,
+    stoppedEarly: f.complete ? undefined : (f.interruption ?? 'interrupted'),
+    error,
+    undecided: undecidedMust.length > 0 ? incompleteMessage(undecidedMust, f.allowIncomplete) : undefined,
+    verified: `every MUST requirement checked was verified (${verified} verified, none failed)${extras.length ? `; ${extras.join('; ')}` : ''}`,
+  });
 }
 
 function incompleteMessage(undecidedMust: Undecided[], allowIncomplete?: boolean): string {
@@ -406,54 +443,94 @@ export function summarize(checkResults: CheckResult[], o: RunFacts): Summary {
 }
 
 /**
- * One summary from the summaries of shards (CI jobs that each ran `--shard I/N`): the verdict model run again over
- * every shard's checks, with every shard's facts (the services each was to check, the known deviations and the
- * declared-unchecked list, --allow-incomplete, --grep, what ended a shard early), so that shards merge into the
- * verdict one run of the same checks would have given. A summary written before the services were recorded gives
- * the services of its requirements.
+ * One summary from the summaries of shards (CI jobs that each ran `--shard I/N`), by concatenation: each shard's
+ * summary already holds its checks, its requirements' verdicts, its evidence and what it left undecided, and the
+ * facts its verdict rested on (the services it was to check, the known deviations and declared-unchecked list with
+ * their status, --allow-incomplete, --grep, what ended it early), so nothing is decided again: the lists are joined
+ * and the run's verdict is read from them by runVerdict, as one run's is. A service is checked by one shard (the
+ * --shard rule); a requirement or list entry two shards both hold is taken from the shard that decided it.
  */
-export function mergeSummaries(shards: Summary[], catalogue: Iterable<CatalogueEntry>): Summary {
-  const union = <T, K>(xs: T[], key: (x: T) => K) => [...new Map(xs.map((x) => [key(x), x])).values()];
+export function mergeSummaries(shards: Summary[]): Summary {
   const pick = (k: 'feed' | 'gateway') => shards.map((s) => s.targets[k]).find((t) => t) ?? null;
   const embedded = shards.every((s) => s.targets.embedded);
   const description = shards.find((s) => s.targets.description)?.targets.description;
   const byService: Record<string, number> = {};
   for (const s of shards) for (const [k, v] of Object.entries(s.requestsByService)) byService[k] = (byService[k] ?? 0) + v;
   const greps = [...new Set(shards.map((s) => s.grep).filter((g): g is string => !!g))];
-  // A known deviation is applied again from the merged list (its entry may cover a check of another shard).
-  const undo = (c: CheckResult): CheckResult => {
-    if (c.verdict !== 'known-deviation') return c;
-    const { knownDeviation: _k, ...rest } = c;
-    return { ...rest, verdict: c.level === 'MUST' ? 'failed' : 'warning' };
-  };
-  return summarize(
-    shards.flatMap((s) => s.checks.map(undo)),
-    {
-      harnessErrors: shards.flatMap((s) => s.harnessErrors),
-      startedAt: Math.min(...shards.map((s) => Date.parse(s.startedAt))),
-      finishedAt: Math.max(...shards.map((s) => Date.parse(s.finishedAt))),
-      targets: { feed: pick('feed'), gateway: pick('gateway'), embedded, ...(embedded && description ? { description } : {}) },
-      requests: shards.reduce((a, s) => a + s.requests, 0),
-      requestsByService: byService,
-      billableCalls: shards.reduce((a, s) => a + s.billableCalls, 0),
-      budget: shards.reduce((a, s) => a + s.budget, 0),
-      complete: shards.every((s) => s.complete),
-      unreachable: shards.find((s) => s.unreachable)?.unreachable,
-      interruption: shards.find((s) => s.interruption)?.interruption,
-      services: [...new Set(shards.flatMap((s) => s.services ?? s.requirements.map((r) => r.service)))],
-      knownDeviations: union(
-        shards.flatMap((s) => s.knownDeviations.map((d) => ({ id: d.id, reason: d.reason, ...(d.link ? { link: d.link } : {}) }))),
-        (d) => d.id,
-      ),
-      unchecked: union(
-        shards.flatMap((s) => s.declaredUnchecked.map((u) => ({ id: u.id, reason: u.reason }))),
-        (u) => u.id,
-      ),
-      allowIncomplete: shards.every((s) => s.allowIncomplete),
-      ...(greps.length ? { grep: greps.join(',') } : {}),
-      catalogue,
-    },
+  const checks = shards.flatMap((s) => s.checks);
+  const counts = countVerdicts(checks);
+  const requirements = decidedFirst(
+    shards.flatMap((s) => s.requirements),
+    (q) => q.verdict === 'not run',
   );
+  const undecided = shards.flatMap((s) => s.undecided);
+  const notExercised = shards.flatMap((s) => s.notExercised);
+  const evidence = shards.flatMap((s) => s.evidence);
+  const complete = shards.every((s) => s.complete);
+  const harnessErrors = shards.flatMap((s) => s.harnessErrors);
+  const unreachable = shards.find((s) => s.unreachable)?.unreachable;
+  const interruption = shards.find((s) => s.interruption)?.interruption;
+  const allowIncomplete = shards.every((s) => s.allowIncomplete);
+  const { verdict, message } = runVerdict({
+    counts,
+    failingRequirements: requirements.filter((q) => q.verdict === 'fail').length,
+    undecided,
+    notExercised: notExercised.length,
+    evidence,
+    complete,
+    harnessErrors: harnessErrors.length,
+    unreachable,
+    interruption,
+    allowIncomplete,
+  });
+  const startedAt = Math.min(...shards.map((s) => Date.parse(s.startedAt)));
+  const finishedAt = Math.max(...shards.map((s) => Date.parse(s.finishedAt)));
+  return {
+    schemaVersion: SUMMARY_SCHEMA_VERSION,
+    suiteVersion: SUITE_VERSION,
+    verdict,
+    complete,
+    exitCode: exitCodeOf(verdict, { allowIncomplete, complete }),
+    message,
+    startedAt: new Date(startedAt).toISOString(),
+    finishedAt: new Date(finishedAt).toISOString(),
+    durationMs: finishedAt - startedAt,
+    targets: { feed: pick('feed'), gateway: pick('gateway'), embedded, ...(embedded && description ? { description } : {}) },
+    services: [...new Set(shards.flatMap((s) => s.services ?? s.requirements.map((r) => r.service)))],
+    ...(unreachable ? { unreachable } : {}),
+    ...(interruption ? { interruption } : {}),
+    counts,
+    requests: shards.reduce((a, s) => a + s.requests, 0),
+    requestsByService: byService,
+    billableCalls: shards.reduce((a, s) => a + s.billableCalls, 0),
+    budget: shards.reduce((a, s) => a + s.budget, 0),
+    failures: shards.flatMap((s) => s.failures),
+    warnings: shards.flatMap((s) => s.warnings),
+    notDecided: shards.flatMap((s) => s.notDecided),
+    evidence,
+    undecided,
+    notExercised,
+    declaredUnchecked: decidedFirst(
+      shards.flatMap((s) => s.declaredUnchecked),
+      (u) => u.status === 'not in this run',
+    ),
+    allowIncomplete,
+    ...(greps.length ? { grep: greps.join(',') } : {}),
+    harnessErrors,
+    knownDeviations: decidedFirst(
+      shards.flatMap((s) => s.knownDeviations),
+      (d) => d.status === 'not run',
+    ),
+    requirements,
+    checks,
+  };
+}
+
+/** One entry per id, in first-seen order: the first a shard decided, else the first (another shard's says "not in this run"). */
+function decidedFirst<T extends { id: string }>(xs: T[], elsewhere: (x: T) => boolean): T[] {
+  const out = new Map<string, T>();
+  for (const x of xs) if (!out.has(x.id) || (elsewhere(out.get(x.id)!) && !elsewhere(x))) out.set(x.id, x);
+  return [...out.values()];
 }
 
 const covers = (d: KnownDeviation, r: CheckResult) => d.id === r.id || r.requirements.includes(d.id);

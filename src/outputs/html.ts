@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { readingsOf, type Summary } from '../verdicts.js';
 import { esc, targetLine } from './html-page.js';
@@ -13,14 +14,15 @@ import { publishableAllure } from './publishable.js';
 
 const require = createRequire(import.meta.url);
 
-/** The allure package's CLI script (its package.json is not exported, so walk up from its entry point). */
-function allureCli(): string {
+/** The allure package's package.json (not exported, so walk up from its entry point): where its report packages resolve from. */
+function allurePackageJson(): string {
   let dir = path.dirname(require.resolve('allure'));
   while (!existsSync(path.join(dir, 'package.json')) || path.basename(dir) === 'dist') dir = path.dirname(dir);
-  const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin: string | Record<string, string> };
-  const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin.allure!;
-  return path.join(dir, bin);
+  return path.join(dir, 'package.json');
 }
+
+/** The script that writes the report through Allure's API (what `allure awesome --single-file` runs, without its CLI's load). */
+const AWESOME = fileURLToPath(new URL('allure-awesome.mjs', import.meta.url));
 
 /** Remove every <script> that loads code from elsewhere, and inline snippets that call out to analytics. */
 export function stripThirdPartyScripts(html: string): string {
@@ -116,22 +118,8 @@ export function environmentProperties(s: Summary): string {
 export async function generateHtml(resultsDir: string, outDir: string, name: string, summary?: Summary): Promise<string> {
   prepareResults(resultsDir, summary);
   if (summary) writeFileSync(path.join(resultsDir, 'environment.properties'), environmentProperties(summary));
-  const args = [
-    allureCli(),
-    'awesome',
-    resultsDir,
-    '--single-file',
-    '-o',
-    outDir,
-    '--name',
-    summary ? `${name} — ${summary.verdict.toUpperCase()}` : name,
-    '--group-by',
-    'parentSuite,suite,subSuite',
-    '--lang',
-    'en',
-    '--theme',
-    'light',
-  ];
+  const title = summary ? `${name} — ${summary.verdict.toUpperCase()}` : name;
+  const args = [AWESOME, allurePackageJson(), path.resolve(resultsDir), path.resolve(outDir), title];
   const output: string[] = [];
   const code = await new Promise<number>((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
@@ -141,7 +129,7 @@ export async function generateHtml(resultsDir: string, outDir: string, name: str
     child.on('close', (c) => resolve(c ?? 1));
   });
   const file = path.join(outDir, 'index.html');
-  if (code !== 0 || !existsSync(file)) throw new Error(`allure awesome failed (exit ${code}): ${output.join('').slice(-2000)}`);
+  if (code !== 0 || !existsSync(file)) throw new Error(`the Allure report failed (exit ${code}): ${output.join('').slice(-2000)}`);
   const html = stripThirdPartyScripts(readFileSync(file, 'utf8'));
   writeFileSync(file, summary ? html.replace(/<body[^>]*>/, (body) => `${body}${firstScreen(summary)}`) : html);
   return file;

@@ -1,0 +1,148 @@
+/**
+ * Every output of a report directory, in one list (OUTPUTS). The conformance command (src/cli.ts), the shard merge
+ * (scripts/merge-reports.ts) and client conformance (src/client-conformance/cli.ts) all write through it:
+ * prepareReportDir removes each output of an earlier run, writeReport writes each, reportLines says where each went.
+ * A new output is one entry here, and every command writes it.
+ *
+ * Two outputs are recorded by the run as it goes (exchanges.jsonl by the HTTP client or the observer, the Allure
+ * results by the reporter or the client judge): their entries write them only for a merge, from the shards'. The
+ * others are written from the summary once the verdict is known.
+ */
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Summary } from '../verdicts.js';
+import { EXCHANGES_FILE } from '../context.js';
+import { ctrfReport } from './ctrf.js';
+import { junitXml } from './junit.js';
+import { writeAllureHtml, writeMatrix } from './pages.js';
+
+/** What a command gives its outputs. */
+export interface Report {
+  dir: string;
+  /** The run's summary in the verdict model's terms (src/verdicts.ts): what every output is written from. */
+  summary: Summary;
+  /** What summary.json holds when the command keeps a record of its own around the summary (client conformance's). */
+  record?: object;
+  /** The report's title (the HTML report's name). */
+  title: string;
+  /** Whether to write the HTML report (--no-html). */
+  html: boolean;
+  /** The report directories merged into this one (the shard merge); none for a run, whose recorded outputs are in place. */
+  shards?: string[];
+}
+
+export interface Output {
+  /** Its file or folder in the report directory. */
+  name: string;
+  /** How the closing lines name it ("junit:"); unnamed outputs are not listed. */
+  label?: string;
+  /** Written by the run as it goes (a merge joins the shards'), not from the summary. */
+  recorded?: boolean;
+  /** Written after an interruption too, with the partial summary. */
+  partial?: boolean;
+  /** Writes it; gives what it wrote (undefined when there was nothing to write), or throws why it could not. */
+  write(r: Report): string | undefined | Promise<string | undefined>;
+}
+
+const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+const file = (r: Report, name: string) => path.join(r.dir, name);
+
+export const OUTPUTS: Output[] = [
+  {
+    name: EXCHANGES_FILE,
+    recorded: true,
+    write: (r) => {
+      if (!r.shards) return undefined;
+      const parts = r.shards.map((d) => path.join(d, EXCHANGES_FILE)).filter((f) => existsSync(f));
+      writeFileSync(file(r, EXCHANGES_FILE), parts.map((f) => readFileSync(f, 'utf8')).join(''));
+      return file(r, EXCHANGES_FILE);
+    },
+  },
+  {
+    name: 'allure-results',
+    recorded: true,
+    write: (r) => {
+      if (!r.shards) return undefined;
+      const to = file(r, 'allure-results');
+      mkdirSync(to, { recursive: true });
+      for (const d of r.shards) if (existsSync(path.join(d, 'allure-results'))) cpSync(path.join(d, 'allure-results'), to, { recursive: true });
+      return to;
+    },
+  },
+  { name: 'summary.json', label: 'summary', partial: true, write: (r) => write(r, 'summary.json', json(r.record ?? r.summary)) },
+  { name: 'junit.xml', label: 'junit', partial: true, write: (r) => write(r, 'junit.xml', junitXml(r.summary)) },
+  { name: 'ctrf.json', label: 'ctrf', partial: true, write: (r) => write(r, 'ctrf.json', json(ctrfReport(r.summary))) },
+  // The HTML report (Allure) and the clause matrix: one folder; the matrix links each check to its page in the report.
+  { name: 'html', label: 'HTML report', write: (r) => (r.html ? writeAllureHtml(r.dir, r.summary, r.title) : undefined) },
+  { name: path.join('html', 'matrix.html'), label: 'matrix', write: (r) => writeMatrix(r.dir, r.summary) },
+];
+
+function write(r: Report, name: string, content: string): string {
+  mkdirSync(r.dir, { recursive: true });
+  writeFileSync(file(r, name), content);
+  return file(r, name);
+}
+
+/** Every output of an earlier run removed and the directory shown writable; the problem if it is not. */
+export function prepareReportDir(dir: string): string | undefined {
+  try {
+    for (const o of OUTPUTS) rmSync(path.join(dir, o.name), { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, '.write-test'), '');
+    rmSync(path.join(dir, '.write-test'));
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** What each output wrote (its path), or why it could not. */
+export type Written = { output: Output; path?: string; error?: string }[];
+
+/**
+ * Every output, in the list's order; the outputs written from the summary at once (the HTML report waits on Allure
+ * in a process of its own while the matrix's facets load here). `partial`: only those an interruption writes.
+ */
+export async function writeReport(r: Report, o: { partial?: boolean } = {}): Promise<Written> {
+  const outputs = OUTPUTS.filter((x) => !o.partial || x.partial);
+  const written: Written = [];
+  for (const output of outputs.filter((x) => x.recorded)) written.push(await attempt(output, r));
+  // The matrix links into the HTML report, so it is written after it (reading the report's page ids).
+  const html = outputs.find((x) => x.name === 'html');
+  const rest = outputs.filter((x) => !x.recorded && x !== html);
+  const matrix = rest.filter((x) => x.name.startsWith(`html${path.sep}`));
+  const files = rest.filter((x) => !matrix.includes(x));
+  for (const output of files) written.push(await attempt(output, r));
+  const pagesDone = html ? attempt(html, r) : Promise.resolve(undefined);
+  const facets = matrix.length ? import('./pages.js').then((p) => p.loadFacets()) : Promise.resolve();
+  const [htmlWritten] = await Promise.all([pagesDone, facets]);
+  if (htmlWritten) written.push(htmlWritten);
+  for (const output of matrix) written.push(await attempt(output, r));
+  return written;
+}
+
+async function attempt(output: Output, r: Report): Promise<Written[number]> {
+  try {
+    return { output, path: await output.write(r) };
+  } catch (e) {
+    return { output, error: (e as Error).message };
+  }
+}
+
+/** The closing lines that say where each output went ("junit:       <path>"), in the list's order. */
+export function reportLines(written: Written): string[] {
+  const named = written.filter((w) => w.output.label && w.path);
+  const width = Math.max(0, ...OUTPUTS.map((o) => o.label?.length ?? 0)) + 2;
+  return named.map((w) => `${`${w.output.label}:`.padEnd(width)}${w.path}`);
+}
+
+/** The outputs that could not be written, each with why. */
+export function failedOutputs(written: Written): string[] {
+  return written.filter((w) => w.error).map((w) => `the ${w.output.label ?? w.output.name} could not be written: ${w.error}`);
+}
+
+/** The names of the report directory's entries no output of the list wrote (for tests: nothing is written outside the list). */
+export function unlisted(dir: string): string[] {
+  const names = new Set(OUTPUTS.map((o) => o.name.split(path.sep)[0]));
+  return readdirSync(dir).filter((n) => !names.has(n));
+}
