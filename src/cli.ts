@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { AllureResultsReporter } from './outputs/allure-results.js';
 import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
-import { CONTEXT_VAR, EXCHANGES_FILE, type RunContext } from './context.js';
+import { CONTEXT_VAR, EXCHANGES_FILE, FIRST_ITEMS_VAR, type RunContext } from './context.js';
 import { SIGNAL_EXIT, summarize, USAGE_EXIT, type Summary } from './verdicts.js';
 import { ResultCollector } from './collector.js';
 import { closingLines, ProgressReporter, verdictLine } from './outputs/console.js';
@@ -19,7 +19,7 @@ import { reportTitle } from './outputs/pages.js';
 import { publishable, publishableCheck } from './outputs/publishable.js';
 import { progressChannelName, type Exchange } from './http.js';
 import { loadCatalogue, SERVICES } from './spec.js';
-import { notTheService, reachable, schemeMismatch } from './target-probes.js';
+import { firstAnswer, notTheService, reachable, schemeMismatch } from './target-probes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -274,6 +274,9 @@ async function probeTargets(run: Run): Promise<number | undefined> {
 async function runChecks(run: Run): Promise<void> {
   const { config } = run;
   run.env[CONTEXT_VAR] = JSON.stringify(contextOf(config));
+  const first = config.feedUrl ? firstAnswer(config.feedUrl) : undefined;
+  if (first) run.env[FIRST_ITEMS_VAR] = JSON.stringify(first);
+  else delete run.env[FIRST_ITEMS_VAR];
   run.vitest = await startVitest(
     'test',
     [],

@@ -17,6 +17,17 @@ export type RunContext = Omit<
 >;
 
 export const CONTEXT_VAR = 'CONFORMANCE_CONTEXT';
+/**
+ * The feed's answer to the command's first request (its items list, probed before any check: src/target-probes.ts),
+ * handed to the checks in this variable: its cursor is the run's oldest (feed-live-cursor-reused-late reuses it).
+ */
+export const FIRST_ITEMS_VAR = 'CONFORMANCE_FIRST_ITEMS';
+export interface FirstAnswer {
+  url: string;
+  /** When it arrived (epoch ms). */
+  at: number;
+  body: string;
+}
 export const EXCHANGES_FILE = 'exchanges.jsonl';
 
 /**

@@ -7,9 +7,15 @@ import { connect as tlsConnect } from 'node:tls';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Service } from './spec.js';
+import type { FirstAnswer } from './context.js';
 
 /** The setting that holds each service's URL, as a message names it. */
 export const URL_SETTING: Record<Service, string> = { feed: '--feed-url / FEED_BASE_URL', gateway: '--gateway-url / GATEWAY_URL' };
+
+/** The feed's answers to the command's first request, by feed URL (FIRST_ITEMS_VAR hands one to the checks). */
+const firstAnswers = new Map<string, FirstAnswer>();
+/** The feed's first answer at `url` (a 200 with a JSON body), if the probe got one. */
+export const firstAnswer = (url: string): FirstAnswer | undefined => firstAnswers.get(url);
 
 const agentOf = (timeoutMs: number) => new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
@@ -43,13 +49,17 @@ export async function reachable(url: string, timeoutMs: number): Promise<string 
 export async function notTheService(service: Service, url: string, timeoutMs: number, count: () => void): Promise<string | undefined> {
   const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
   const agent = agentOf(timeoutMs);
+  firstAnswers.delete(url);
   try {
     const get = async (p: string) => {
       count();
       const res = await request(`${url}${p}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
       res.body.on('error', () => undefined);
-      res.body.destroy();
-      return { status: res.statusCode, type: String(res.headers['content-type'] ?? '') };
+      const type = String(res.headers['content-type'] ?? '');
+      if (service === 'feed' && p === probe && res.statusCode === 200 && /json/i.test(type))
+        firstAnswers.set(url, { url: `${url}${p}`, body: await res.body.text(), at: Date.now() });
+      else res.body.destroy();
+      return { status: res.statusCode, type };
     };
     const html = (t: string) => /text\/html/i.test(t);
     const res = await get(probe);

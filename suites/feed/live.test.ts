@@ -6,12 +6,13 @@
  * "not applicable" (named with what it waited for): never passed, and a quiet deployment stays conformant.
  */
 import { check, checkGroup, fail, precondition } from '../../src/harness.js';
-import { runExchanges } from '../../src/context.js';
+import { FIRST_ITEMS_VAR, runExchanges, type FirstAnswer } from '../../src/context.js';
 import { weakMatch } from '../../src/caching.js';
 import {
   FEED_OPERATIONS,
   LIVE_POLL_MS,
   LIVE_WAIT_MS,
+  afterTheWait,
   archiveDate,
   contentOf,
   discoveredStoryIds,
@@ -24,7 +25,6 @@ import {
   once,
   operationProbe,
   profile,
-  snapshotCursor,
   storyPath,
   waitUntilChanged,
   type FeedOperation,
@@ -33,7 +33,12 @@ import { field } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const SNAPSHOT = '/api/v1/selected/snapshot';
-/** The least age at which the run's first items cursor is reused (LIVE_WAIT_MS and more: the run's longest wait). */
+/**
+ * The least age at which the run's oldest items cursor is reused: three seconds, so a timer of two whole seconds is
+ * seen whatever the phase of the second the cursor was issued in (a realistic delay between two pages). The cursor
+ * of the command's first request reaches it about when the watches end (it is reused after them too: LIVE_WAIT_MS
+ * and their requests). A longer timer is beyond a run of a few seconds.
+ */
 const CURSOR_REUSE_MS = 3000;
 const CHANGES = '/api/v1/selected/changes';
 const op = (id: string): FeedOperation => FEED_OPERATIONS.find((o) => o.operationId === id)!;
@@ -45,25 +50,80 @@ function quiet(t: { notApplicable(why: string): never }, what: string, ms: numbe
   return t.notApplicable(`the target did not change during the run: waited ${waited(ms)} for ${what} to change`);
 }
 
-/**
- * One operation watched across a change, once per run (the checks of conditional polling, the timeline, the ranking
- * and the daily index share it): its first answer, then plain GETs until its content differs.
- */
-function watched(operationId: string) {
-  return once(`live:${operationId}`, async () => {
+/** The operations watched across a change: each once per run, all at once (their waits run side by side). */
+const WATCHED = ['listItems', 'hotTopics', 'getStory', 'listDailies', 'latestDaily', 'selectedChanges'];
+interface Watch extends FirstRead {
+  after?: HttpResponse;
+  waitedMs: number;
+}
+
+/** A watched operation's first answer (before its wait), once per run. */
+interface FirstRead {
+  o: FeedOperation;
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  before: HttpResponse;
+  /** When the first answer arrived (epoch ms). */
+  at: number;
+}
+function firstRead(operationId: string): Promise<FirstRead> {
+  return once(`live-first:${operationId}`, async () => {
     const o = op(operationId);
-    const { path, query, evidence } = await o.resolve();
-    const before = await feedGet(path, { query });
-    const change =
-      before.status === 200
-        ? await waitUntilChanged(
-            () => feedGet(path, { query }),
-            (r) => contentOf(o, r),
-            { base: before },
-          )
-        : undefined;
-    return { o, path, query, before, after: change?.res, waitedMs: change?.waitedMs ?? 0, polls: change?.responses ?? [], evidence };
+    if (operationId === 'getStory') {
+      const linked = await linkedStory(o);
+      if (linked) return linked;
+    }
+    const { path, query } = await o.resolve();
+    // A watch's requests go before requests not sent yet: its wait is the run's longest.
+    const before = await feedGet(path, { query, continuation: true });
+    return { o, path, query, before, at: Date.now() };
   });
+}
+
+/**
+ * The story watched: the first one the hot topics link (as the hot-topics watch first read them) that answers 200,
+ * so the story's watch begins with the others (the run's story discovery may still wait behind other requests).
+ */
+async function linkedStory(o: FeedOperation): Promise<FirstRead | undefined> {
+  const hot = await firstRead('hotTopics');
+  let links: unknown[] = [];
+  try {
+    links =
+      hot.before.status === 200 ? listOf(JSON.parse(hot.before.body), profile().hotTopics.list!).map((e) => field(e, profile().hotTopics.storyLink!)) : [];
+  } catch {
+    return undefined; // not JSON: the story the run discovers is watched
+  }
+  const ids = links.flatMap((l) =>
+    typeof l === 'string' ? [decodeURIComponent(new URL(l, hot.before.url).pathname.split('/').filter(Boolean).pop() ?? '')] : [],
+  );
+  for (const id of ids.filter(Boolean).slice(0, 4)) {
+    const path = storyPath(id);
+    const before = await feedGet(path, { continuation: true });
+    if (before.status === 200) return { o, path, before, at: Date.now() };
+  }
+  return undefined;
+}
+
+/** One operation watched across a change, once per run: its first answer, then one look after the wait. */
+function watchOne(operationId: string): Promise<Watch> {
+  return once(`live:${operationId}`, async () => {
+    const { o, path, query, before, at } = await firstRead(operationId);
+    const read = () => feedGet(path, { query, continuation: true });
+    const change = before.status === 200 ? await waitUntilChanged(read, (r) => contentOf(o, r), { base: before }) : undefined;
+    return { o, path, query, before, at, after: change?.res, waitedMs: change?.waitedMs ?? LIVE_WAIT_MS };
+  });
+}
+
+/**
+ * A watched operation (the checks of conditional polling, paging, the timeline, the ranking and the daily index share
+ * the watches). Whichever check asks first starts every watch, so their waits run side by side: the run waits once.
+ */
+function watched(operationId: string): Promise<Watch> {
+  startWatches();
+  return watchOne(operationId);
+}
+function startWatches(): void {
+  for (const id of WATCHED) watchOne(id).catch(() => undefined);
 }
 
 // ---------------------------------------------------------------- the mirror: snapshot, a change, changes
@@ -78,7 +138,10 @@ interface Mirror {
   changed: boolean;
 }
 
-/** The client procedure with a change in the middle: the first page, a wait until the selected set changed, the rest. */
+/**
+ * The client procedure with a change in the middle: the first page, the wait, then whether the selected set changed
+ * since that page (the changes after its sync cursor list something), then the rest of the walk.
+ */
 function mirrorWalk(): Promise<Mirror> {
   return once('live-mirror', async () => {
     const sp = profile().snapshot;
@@ -91,16 +154,16 @@ function mirrorWalk(): Promise<Mirror> {
       for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), JSON.stringify(it));
       return body as Record<string, unknown>;
     };
-    const first = take(await feedGet(SNAPSHOT, { query: { fields: 'default', limit: 300 } }));
+    const first = take(await feedGet(SNAPSHOT, { query: { fields: 'default', limit: 300 }, continuation: true }));
     const cursor = first.cursor;
     precondition(typeof cursor === 'string', 'the snapshot gave no cursor');
-    // The selected set changed after the first page: the changes after the run's earliest sync cursor moved.
-    const c0 = await snapshotCursor();
-    const cp = profile().changes.cursorParam!;
-    const change = await waitUntilChanged(
-      () => feedGet(CHANGES, { query: { [cp]: c0.cursor } }),
-      (r) => contentOf(op('selectedChanges'), r),
-    );
+    const start = Date.now();
+    startWatches(); // their waits and this one side by side (also when the checks run one at a time)
+    await afterTheWait(start);
+    // One look: the changes after the first page's sync cursor (the first changes call of the procedure reads it again).
+    const look = await feedGet(CHANGES, { query: { [profile().changes.cursorParam!]: cursor } });
+    const changed = look.status === 200 && listOf(json(look), profile().changes.list!).length > 0;
+    const changedMs = Date.now() - start;
     let body = first;
     let afterChange: HttpResponse | undefined;
     for (let i = 0; body.hasMore === true && typeof body.nextPage === 'string' && i < 20; i++) {
@@ -109,7 +172,7 @@ function mirrorWalk(): Promise<Mirror> {
       if (res.status !== 200) break;
       body = take(res);
     }
-    return { pages, items, cursor, afterChange, changedMs: change?.waitedMs ?? LIVE_WAIT_MS, changed: change !== undefined };
+    return { pages, items, cursor, afterChange, changedMs, changed };
   });
 }
 
@@ -192,6 +255,42 @@ async function lostByPaging(among: string[]): Promise<{ ids: string[]; res: Http
 function differences(a: Map<string, string>, b: Map<string, string>): string[] {
   const ids = new Set([...a.keys(), ...b.keys()]);
   return [...ids].filter((id) => a.get(id) !== b.get(id)).sort();
+}
+
+interface Issued {
+  cursor: string;
+  /** When the page that gave it arrived (epoch ms). */
+  at: number;
+  query: Record<string, string | number>;
+  body: unknown;
+  res?: HttpResponse;
+  source: string;
+}
+/**
+ * The run's oldest items cursor: the command's first request (the items list, probed before any check; handed to
+ * the checks in FIRST_ITEMS_VAR), the first page the items watch read, or the items checks' first cursor, whichever
+ * came first (each reused with the query it was issued for: the default one, or limit=5).
+ */
+async function earliestCursor(): Promise<Issued | undefined> {
+  const nextOf = (body: unknown) => {
+    const c = field(body, profile().items.nextCursor!);
+    return typeof c === 'string' ? c : undefined;
+  };
+  const found: Issued[] = [];
+  try {
+    const first = JSON.parse(process.env[FIRST_ITEMS_VAR] ?? 'null') as FirstAnswer | null;
+    const body: unknown = first && JSON.parse(first.body);
+    const cursor = nextOf(body);
+    if (first && cursor) found.push({ cursor, at: first.at, query: {}, body, source: `the cursor of GET ${first.url}, the command's first request` });
+  } catch {
+    // not JSON: the checks' own cursors
+  }
+  const w = await watched('listItems').catch(() => undefined);
+  const cursor = w?.before.status === 200 ? nextOf(json(w.before)) : undefined;
+  if (w && cursor) found.push({ cursor, at: w.at, query: {}, body: json(w.before), res: w.before, source: "the cursor of the items watch's first page" });
+  const f = await firstCursor().catch(() => undefined);
+  if (f) found.push({ cursor: f.cursor, at: f.at, query: { limit: 5 }, body: json(f.res), res: f.res, source: "the items checks' first cursor (limit=5)" });
+  return found.sort((x, y) => x.at - y.at)[0];
 }
 
 checkGroup('procedures walked across a change', () => {
@@ -316,11 +415,10 @@ checkGroup('procedures walked across a change', () => {
       requirements: ['feed-changed-resource-200'],
     },
     async (t) => {
-      const ops = ['listItems', 'hotTopics', 'getStory', 'listDailies', 'latestDaily', 'selectedChanges'];
-      const seen = await Promise.all(ops.map((id) => watched(id)));
+      const seen = await Promise.all(WATCHED.map((id) => watched(id)));
       const changed = seen.filter((w) => w.after);
       for (const w of seen) t.cite(w.before, ...(w.after ? [w.after] : []));
-      if (!changed.length) quiet(t, `any of ${ops.join(', ')}`, LIVE_WAIT_MS);
+      if (!changed.length) quiet(t, `any of ${WATCHED.join(', ')}`, LIVE_WAIT_MS);
       t.observe('changed during the run', changed.map((w) => `${w.o.operationId} (after ${waited(w.waitedMs)})`).join(', '));
       for (const w of changed) {
         const old = w.before.header('etag');
@@ -349,10 +447,9 @@ checkGroup('procedures walked across a change', () => {
       requirements: ['feed-304-headers-empty-body'],
     },
     async (t) => {
-      const ops = ['listItems', 'hotTopics', 'getStory', 'listDailies', 'latestDaily', 'selectedChanges'];
-      const seen = await Promise.all(ops.map((id) => watched(id)));
+      const seen = await Promise.all(WATCHED.map((id) => watched(id)));
       const changed = seen.filter((w) => w.after?.header('etag'));
-      if (!changed.length) quiet(t, `any of ${ops.join(', ')}`, LIVE_WAIT_MS);
+      if (!changed.length) quiet(t, `any of ${WATCHED.join(', ')}`, LIVE_WAIT_MS);
       let confirmed = 0;
       for (const w of changed) {
         // The 200 of the changed content, then If-None-Match with its ETag; moved in between: the new 200, again.
@@ -532,19 +629,19 @@ checkGroup('procedures walked across a change', () => {
       requirements: ['feed-items-cursor-no-timer'],
     },
     async (t) => {
-      const c = await firstCursor();
-      // After the longest wait of the run: every watch of this group has ended.
-      await Promise.all(['listItems', 'hotTopics', 'getStory', 'listDailies'].map((id) => watched(id).catch(() => undefined)));
-      await mirrorWalk().catch(() => undefined);
-      // At least a few seconds old (a realistic delay), whatever else the run waited for.
+      const c = await earliestCursor();
+      precondition(c, 'the items listing gave no cursor (a single page)');
+      // After the longest wait of the run: every watch and the mirror walk have ended.
+      await Promise.all([...WATCHED.map((id) => watched(id)), mirrorWalk()].map((p) => p.catch(() => undefined)));
+      // And older than CURSOR_REUSE_MS whatever else the run waited for.
       if (Date.now() - c.at < CURSOR_REUSE_MS) await new Promise((r) => setTimeout(r, CURSOR_REUSE_MS - (Date.now() - c.at)));
       const age = Date.now() - c.at;
-      const res = await feedGet('/api/v1/items', { query: { limit: 5, cursor: c.cursor } });
-      t.cite(c.res, res);
-      t.observe('cursor age', `${waited(age)}: a timer longer than that is not seen`);
+      const res = await feedGet('/api/v1/items', { query: { ...c.query, cursor: c.cursor } });
+      t.cite(...(c.res ? [c.res] : []), res);
+      t.observe('cursor', `${c.source}, reused ${waited(age)} after it was issued: a timer longer than that is not seen`);
       if (res.status === 400 && /invalid_cursor/.test(res.body)) {
         // Only an anchor that left the window may be rejected: the last row of the page that gave the cursor.
-        const items = listOf(json(c.res), profile().items.list!);
+        const items = listOf(c.body, profile().items.list!);
         const anchor = items[items.length - 1] as Record<string, unknown> | undefined;
         const key = anchor ? effectiveTime(anchor, 'timeline') : undefined;
         if (key === undefined || key > Date.now() - 7 * 86_400_000 + 120_000)
