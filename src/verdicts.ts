@@ -278,7 +278,7 @@ export function countVerdicts(results: CheckResult[]): Summary['counts'] {
 }
 
 /** The failures, warnings and checks not decided, each with its requirement ids and message. */
-function checkLists(results: CheckResult[]): Pick<Summary, 'failures' | 'warnings' | 'notDecided'> {
+export function checkLists(results: CheckResult[]): Pick<Summary, 'failures' | 'warnings' | 'notDecided'> {
   const line = (r: CheckResult) => ({ id: r.id, title: r.title, requirement: reqOf(r), level: r.level, message: r.message ?? '' });
   return {
     failures: results.filter((r) => r.verdict === 'failed').map(line),

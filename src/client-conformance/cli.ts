@@ -16,14 +16,17 @@ import { Redactor } from '../redact.js';
 import { loadProfile, SPECS_DIR, type Profile, type Service } from '../spec.js';
 import { judgeRounds } from './judge.js';
 import { startObserver, type Decision, type ObservedExchange, type ObservedRequest } from './observer.js';
+import { failedOutputs, prepareReportDir, reportLines, writeReport } from '../outputs/index.js';
+import { EXIT_STATUS_TEXT, SIGNAL_EXIT, USAGE_EXIT } from '../verdicts.js';
 import {
   asCheckResults,
-  CLIENT_EXIT_CODES,
+  CLIENT_PAGE,
+  clientExitCode,
   decide,
+  recordClientRun,
   REFUSED_FOR_GOOD,
+  reportSummary,
   requirementsOf,
-  writeClientHtml,
-  writeClientReports,
   type ClientSummary,
 } from './report.js';
 import {
@@ -42,7 +45,8 @@ const USAGE = `usage: npm run client-conformance -- --service feed|gateway [opti
 
 Runs <command> against an observing target and judges its requests against the client rules of the catalogue.
   --service feed|gateway   which service's client rules to judge (required)
-  --report-dir DIR         where summary.json, junit.xml, report.html, exchanges.jsonl go (default reports/client-conformance)
+  --report-dir DIR         where the reports go (default reports/client-conformance): the outputs of the conformance
+                           command (src/outputs/index.ts) and report.html, the page of the rules as judged
   --timeout SECONDS        stop the command after this long (default 120)
   --retry-ceiling N        retries of one failing call beyond N count as uncapped (default ${DEFAULT_RETRY_CEILING})
   --profile NAME|FILE      deployment profile: default, vendor-names, or a JSON file merged over the default (field and header names)
@@ -51,8 +55,9 @@ Runs <command> against an observing target and judges its requests against the c
 
 The command's environment: FEED_BASE_URL (feed), or GATEWAY_URL, GATEWAY_API_KEY, OPENAI_BASE_URL, OPENAI_API_KEY,
 ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY (gateway).
-Exit status: 0 conformant (every rule exercised, none failed), 1 a MUST rule failed, 2 usage, 3 the command could
-not run, 4 incomplete (none failed, some not exercised).`;
+${EXIT_STATUS_TEXT}
+Conformant: every rule that applies exercised, none failed; incomplete: none failed, some not exercised; error: the
+command could not run, or it was stopped (--timeout, a signal) before it finished.`;
 
 interface Options {
   service: Service;
@@ -146,6 +151,11 @@ interface Deployment {
 async function main(): Promise<number> {
   const o = configure(process.argv.slice(2));
   if (typeof o === 'number') return o;
+  const unwritable = prepareReportDir(o.reportDir);
+  if (unwritable) {
+    console.error(`client-conformance: --report-dir ${o.reportDir} cannot be written: ${unwritable}`);
+    return USAGE_EXIT;
+  }
   const started = Date.now();
   const profile = profileOf(o.profile);
   const deployment = await startDeployment(o, profile);
@@ -163,7 +173,7 @@ async function main(): Promise<number> {
   for (const c of deployment.closers) await c();
   const summary = summarizeClient(o, profile, observer, rounds, interrupted, started);
   await writeOutputs(o, summary, observer.exchanges, redactor);
-  return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : summary.exitCode;
+  return interrupted ? SIGNAL_EXIT[interrupted as keyof typeof SIGNAL_EXIT] : summary.exitCode;
 }
 
 /** The options, or the exit status of --help (0) or a usage error (2). */
@@ -177,7 +187,7 @@ function configure(argv: string[]): Options | number {
       return 0;
     }
     console.error(`client-conformance: ${e.message}\n\n${USAGE}`);
-    return 2;
+    return USAGE_EXIT;
   }
 }
 
@@ -328,22 +338,23 @@ function summarizeClient(
   const refusedForGood = [
     ...new Set(xs.filter((x) => (x.round ?? 1) === exitRound && REFUSED_FOR_GOOD.includes(x.scenario ?? '')).map((x) => x.scenario!)),
   ].join(', ');
+  const complete = !exit.error && !rounds.some((r) => r.exit.stoppedByTimeBound) && !interrupted;
   const decided = decide(rules, {
     commandError: exit.error,
-    stopped: exit.stoppedByTimeBound,
+    stopped: rounds.some((r) => r.exit.stoppedByTimeBound),
+    interrupted,
     exit: interrupted ? undefined : exit,
     refusedForGood: refusedForGood || undefined,
   });
-  const message = interrupted ? `interrupted by ${interrupted}: the results are partial; ${decided.message}` : decided.message;
   const count = (v: string) => rules.filter((r) => r.verdict === v).length;
   const requirements = requirementsOf(o.service, rules);
   const finished = Date.now();
   return {
     kind: 'client-conformance',
     verdict: decided.verdict,
-    exitCode: CLIENT_EXIT_CODES[decided.verdict],
-    message,
-    complete: !exit.error && !rounds.some((r) => r.exit.stoppedByTimeBound) && !interrupted,
+    exitCode: clientExitCode(decided.verdict, complete),
+    message: decided.message,
+    complete,
     startedAt: new Date(started).toISOString(),
     finishedAt: new Date(finished).toISOString(),
     durationMs: finished - started,
@@ -372,21 +383,26 @@ function summarizeClient(
   };
 }
 
-/** summary.json, junit.xml, report.html, exchanges.jsonl, the HTML report, and the console lines. */
+/**
+ * What the run recorded (exchanges.jsonl, the Allure results, report.html), then every output of the list
+ * (src/outputs/index.ts) from the run's summary in the verdict model's terms, as the conformance command writes
+ * them; the console lines. Every output is written from the redacted record.
+ */
 async function writeOutputs(o: Options, summary: ClientSummary, xs: ObservedExchange[], redactor: Redactor): Promise<void> {
-  writeClientReports(o.reportDir, summary, xs, redactor);
-  if (o.html) {
-    try {
-      console.error(`client-conformance: HTML report ${await writeClientHtml(o.reportDir, summary, xs, redactor)}`);
-    } catch (e) {
-      console.error(`client-conformance: the HTML report could not be generated: ${(e as Error).message}`);
-    }
-  }
-  for (const r of summary.rules) console.log(redactor.redact(`${r.verdict.padEnd(14)} ${r.requirements.join(', ')}: ${r.message}`));
-  for (const r of summary.requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
-  console.log(
-    `\n${summary.verdict}: ${redactor.redact(summary.message)}\nreports in ${o.reportDir} (summary.json, junit.xml, report.html, html/index.html, exchanges.jsonl)`,
-  );
+  const record = JSON.parse(redactor.redact(JSON.stringify(summary))) as ClientSummary;
+  recordClientRun(o.reportDir, record, xs, redactor);
+  const written = await writeReport({
+    dir: o.reportDir,
+    summary: reportSummary(record),
+    record,
+    title: `Client conformance: ${o.service}`,
+    html: o.html,
+  });
+  for (const problem of failedOutputs(written)) console.error(`client-conformance: ${problem}`);
+  for (const r of record.rules) console.log(`${r.verdict.padEnd(14)} ${r.requirements.join(', ')}: ${r.message}`);
+  for (const r of record.requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
+  console.log(`\n${record.verdict}: ${record.message}`);
+  for (const line of [...reportLines(written), `rules page:  ${path.join(o.reportDir, CLIENT_PAGE)}`]) console.log(line);
 }
 
 main().then(

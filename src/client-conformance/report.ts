@@ -1,24 +1,33 @@
 /**
- * Verdict and reports of a client-conformance run: summary.json, junit.xml (the server suite's writer, fed with
- * one check per judged rule), exchanges.jsonl and a self-contained report.html.
+ * Verdict and reports of a client-conformance run. The verdict is decided by the conformance command's ladder
+ * (verdicts.decideRun: one vocabulary, one rule for a partial run) and its exit status is that command's
+ * (verdicts.exitCodeOf). What the run records as it goes (exchanges.jsonl, the Allure results, report.html, the page
+ * of its rules) is written here; everything else goes through the outputs list (src/outputs/index.ts) from the run's
+ * summary in the verdict model's terms (reportSummary), as the conformance command's and the merge's do.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toAllureExchange } from '../evidence.js';
-import { generateHtml } from '../outputs/html.js';
 import type { Exchange } from '../http.js';
-import { EXIT_CODES, type CheckResult, type RunVerdict } from '../verdicts.js';
-import { junitXml } from '../outputs/junit.js';
+import {
+  checkLists,
+  countVerdicts,
+  decideRun,
+  exitCodeOf,
+  type CheckResult,
+  type RequirementResult,
+  type RequirementVerdict,
+  type RunVerdict,
+  type Summary,
+} from '../verdicts.js';
+import { EXCHANGES_FILE } from '../context.js';
 import { loadCatalogue, requirement, type Level, type Service } from '../spec.js';
+import { SUITE_VERSION, SUMMARY_SCHEMA_VERSION } from '../version.js';
 import type { Redactor } from '../redact.js';
 import type { RuleResult, RuleVerdict } from './judge.js';
 import type { ObservedExchange } from './observer.js';
 import type { ScenarioInfo } from './scenarios.js';
-
-/** The deployment command's run verdicts and exit statuses (src/verdicts.ts), and 2 for a usage error before any. */
-export type ClientRunVerdict = RunVerdict;
-export const CLIENT_EXIT_CODES: Record<ClientRunVerdict, number> = EXIT_CODES;
 
 export interface ClientRequirement {
   id: string;
@@ -33,7 +42,7 @@ export interface ClientRequirement {
 
 export interface ClientSummary {
   kind: 'client-conformance';
-  verdict: ClientRunVerdict;
+  verdict: RunVerdict;
   exitCode: number;
   message: string;
   complete: boolean;
@@ -84,50 +93,65 @@ function excusedExit(exit: ClientSummary['commandExit'] | undefined, refusedForG
   return `${exitText(exit)} after the scenario refused one of its calls for good (${refusedForGood}): a correct client may give up, so this is not held against it`;
 }
 
+/** How a client-conformance run ended besides its traffic: what the verdict rests on with the rules. */
+export interface RunEnd {
+  /** The command could not be started. */
+  commandError?: string;
+  /** The command was stopped by the time bound (--timeout). */
+  stopped: boolean;
+  /** A signal interrupted the run. */
+  interrupted?: string;
+  /** How the command's judged round ended (none when interrupted). */
+  exit?: ClientSummary['commandExit'];
+  /** The scenario's refusals for good that reached the client in that round. */
+  refusedForGood?: string;
+}
+
 /**
- * The run's verdict. The client's own result is evidence: a client that crashed or exited non-zero is never
- * conformant, whatever its traffic showed (it did not finish what it set out to do), and the message says so first.
+ * The run's verdict, on the conformance command's ladder (verdicts.decideRun): the command could not run → error;
+ * a rule failed or the client crashed → nonconformant; the run interrupted or the command stopped by the time bound
+ * → error (a partial run is never conformant); a rule not exercised → incomplete; else conformant. The client's own
+ * result is evidence: a client that crashed or exited non-zero is never conformant, whatever its traffic showed (it
+ * did not finish what it set out to do), and the message says so first.
  */
-export function decide(
-  rules: RuleResult[],
-  o: { commandError?: string; stopped: boolean; exit?: ClientSummary['commandExit']; refusedForGood?: string },
-): { verdict: ClientRunVerdict; message: string } {
-  if (o.commandError) return { verdict: 'error', message: `the command could not run: ${o.commandError}` };
-  const decided = decideOnRules(rules, o);
-  const excused = excusedExit(o.exit, o.refusedForGood);
+export function decide(rules: RuleResult[], o: RunEnd): { verdict: RunVerdict; message: string } {
+  const decided = decideRun({
+    cannotRun: o.commandError && `the command could not run: ${o.commandError}`,
+    failed: failedMessage(rules, o),
+    stoppedEarly: o.interrupted ? `interrupted by ${o.interrupted}` : o.stopped ? 'the time bound, --timeout, stopped the command' : undefined,
+    undecided: undecidedMessage(rules),
+    verified: verifiedMessage(rules),
+  });
+  const excused = o.commandError ? undefined : excusedExit(o.exit, o.refusedForGood);
   return excused ? { ...decided, message: `${decided.message}; ${excused}` } : decided;
 }
 
-function decideOnRules(
-  rules: RuleResult[],
-  o: { stopped: boolean; exit?: ClientSummary['commandExit']; refusedForGood?: string },
-): { verdict: ClientRunVerdict; message: string } {
+function failedMessage(rules: RuleResult[], o: RunEnd): string | undefined {
   const exited = exitFinding(o.exit, o.refusedForGood);
   const failed = rules.filter((r) => r.verdict === 'failed');
-  if (failed.length || exited)
-    return {
-      verdict: 'nonconformant',
-      message: [exited, failed.length ? `${failed.length} client rule(s) failed: ${failed.map((r) => r.requirements.join('+')).join(', ')}` : undefined]
-        .filter(Boolean)
-        .join('; '),
-    };
+  if (!failed.length && !exited) return undefined;
+  return [exited, failed.length ? `${failed.length} client rule(s) failed: ${failed.map((r) => r.requirements.join('+')).join(', ')}` : undefined]
+    .filter(Boolean)
+    .join('; ');
+}
+
+function undecidedMessage(rules: RuleResult[]): string | undefined {
   // A client none of whose rules applied (it used nothing the rules govern, or made no request) is not conformant.
   if (rules.length && rules.every((r) => r.verdict === 'not applicable'))
-    return { verdict: 'incomplete', message: `no client rule applied: the client used nothing they govern (${rules[0]!.message}, …)` };
+    return `no client rule applied: the client used nothing they govern (${rules[0]!.message}, …)`;
   const open = rules.filter((r) => r.verdict === 'not exercised');
-  const stopped = o.stopped ? '; the command was stopped by the run time bound' : '';
-  if (open.length)
-    return {
-      verdict: 'incomplete',
-      message: `no rule failed, but ${open.length} rule(s) were not exercised (the client never showed the behaviour they govern): ${open.map((r) => r.requirements.join('+')).join(', ')}${stopped}`,
-    };
+  if (!open.length) return undefined;
+  return `no rule failed, but ${open.length} rule(s) were not exercised (the client never showed the behaviour they govern): ${open.map((r) => r.requirements.join('+')).join(', ')}`;
+}
+
+function verifiedMessage(rules: RuleResult[]): string {
   const warnings = rules.filter((r) => r.verdict === 'warning');
   const na = rules.filter((r) => r.verdict === 'not applicable');
-  return {
-    verdict: 'conformant',
-    message: `every client rule that applies was exercised and none failed${na.length ? `; ${na.length} not applicable (the client never used what they govern): ${na.map((r) => r.requirements.join('+')).join(', ')}` : ''}${warnings.length ? `; ${warnings.length} SHOULD warning(s): ${warnings.map((r) => r.requirements.join('+')).join(', ')}` : ''}${stopped}`,
-  };
+  return `every client rule that applies was exercised and none failed${na.length ? `; ${na.length} not applicable (the client never used what they govern): ${na.map((r) => r.requirements.join('+')).join(', ')}` : ''}${warnings.length ? `; ${warnings.length} SHOULD warning(s): ${warnings.map((r) => r.requirements.join('+')).join(', ')}` : ''}`;
 }
+
+/** The exit status of a client run: the conformance command's (a partial run never exits 0). */
+export const clientExitCode = (verdict: RunVerdict, complete: boolean) => exitCodeOf(verdict, { complete });
 
 export function requirementsOf(service: Service, rules: RuleResult[]): ClientRequirement[] {
   const cited = new Set(rules.flatMap((r) => r.requirements));
@@ -290,54 +314,89 @@ function writeAllureResults(resultsDir: string, s: ClientSummary, xs: ObservedEx
   }
 }
 
-/** The Allure HTML report (html/index.html), as the server suite's. Returns its path. */
-export async function writeClientHtml(dir: string, s: ClientSummary, xs: ObservedExchange[], redactor: Redactor): Promise<string> {
-  const resultsDir = path.join(dir, 'allure-results');
-  writeAllureResults(resultsDir, s, xs, redactor);
-  // The overview's "Metadata": this run's verdict in its own terms (the server suite's writer expects its Summary).
-  const props = [
-    ['Verdict', s.verdict.toUpperCase()],
-    ['Why', s.message],
-    ['Command', s.command.join(' ')],
-    ['Target', s.target.embedded ? 'the reference deployment behind the observing target' : `${s.target.deployment} behind the recording proxy`],
-    [
-      'Rules',
-      `${s.counts.passed} passed, ${s.counts.failed} failed, ${s.counts.warnings} warnings, ${s.counts.notExercised} not exercised, ${s.counts.unverifiable} unverifiable`,
-    ],
-  ];
-  writeFileSync(path.join(resultsDir, 'environment.properties'), redactor.redact(`${props.map(([k, v]) => `${k}=${v!.replace(/\r?\n/g, ' ')}`).join('\n')}\n`));
-  return generateHtml(resultsDir, path.join(dir, 'html'), `Client conformance: ${s.service} — ${s.verdict.toUpperCase()}`);
-}
-
-export function writeClientReports(dir: string, s: ClientSummary, xs: ObservedExchange[], redactor: Redactor): void {
+/**
+ * What the run records, as the conformance command's HTTP client and reporter record theirs: exchanges.jsonl, the
+ * Allure results (one per judged rule, the HTML report's input) and report.html, the page of the rules as judged;
+ * all redacted. The other outputs are written from reportSummary through the outputs list.
+ */
+export function recordClientRun(dir: string, s: ClientSummary, xs: ObservedExchange[], redactor: Redactor): void {
   mkdirSync(dir, { recursive: true });
-  const clean = <T>(v: T): T => JSON.parse(redactor.redact(JSON.stringify(v))) as T;
-  writeFileSync(path.join(dir, 'summary.json'), `${JSON.stringify(clean(s), null, 2)}\n`);
-  // The server suite's JUnit writer, given the parts of a Summary it reads (checks, counts, verdict, message,
-  // harnessErrors, durationMs); a command that could not run becomes its run-level error case.
-  const t = s.counts;
-  const forJunit = {
-    checks: s.checks,
-    verdict: s.verdict,
-    message: s.message,
-    harnessErrors: [],
-    durationMs: s.durationMs,
-    counts: {
-      total: t.total,
-      failed: t.failed,
-      skipped: t.notExercised,
-      setupErrors: 0,
-      unavailable: 0,
-      errors: 0,
-      knownDeviations: 0,
-      passed: t.passed,
-      warnings: t.warnings,
-    },
-  } as Parameters<typeof junitXml>[0];
-  writeFileSync(path.join(dir, 'junit.xml'), redactor.redact(junitXml(forJunit)));
   writeFileSync(
-    path.join(dir, 'exchanges.jsonl'),
+    path.join(dir, EXCHANGES_FILE),
     xs.map((x) => redactor.redact(JSON.stringify({ ...x, responseBody: x.responseBody?.slice(0, 4096) }))).join('\n') + '\n',
   );
-  writeFileSync(path.join(dir, 'report.html'), redactor.redact(html(s, xs)));
+  writeAllureResults(path.join(dir, 'allure-results'), s, xs, redactor);
+  writeFileSync(path.join(dir, CLIENT_PAGE), redactor.redact(html(s, xs)));
+}
+
+/** The page of the rules as judged, with the exchanges that show each verdict (recorded by recordClientRun). */
+export const CLIENT_PAGE = 'report.html';
+
+/** A client requirement's verdict in the verdict model's words (src/verdicts.ts): "not exercised" leaves it undecided. */
+const REQUIREMENT_VERDICT: Record<ClientRequirement['verdict'], RequirementVerdict> = {
+  passed: 'pass',
+  failed: 'fail',
+  warning: 'warning',
+  'not exercised': 'skipped',
+  'not applicable': 'not applicable',
+  unverifiable: 'unverifiable',
+};
+
+/**
+ * The run's summary in the verdict model's terms (src/verdicts.ts Summary), what the outputs list writes from:
+ * the judged rules as check results, the requirements with their verdicts, the verdict decided once (decide). Read
+ * from the redacted record, so nothing written from it holds a key.
+ */
+export function reportSummary(s: ClientSummary): Summary {
+  const byId = new Map(s.checks.map((c) => [c.id, c]));
+  const requirements: RequirementResult[] = s.requirements.map((q) => {
+    const r = requirement(q.id);
+    const verdict = REQUIREMENT_VERDICT[q.verdict];
+    const checks = q.checks.map((id) => ({ id, title: byId.get(id)?.title ?? id, verdict: byId.get(id)?.verdict ?? 'skipped' }));
+    const why = q.reason ?? s.rules.find((x) => q.checks.includes(x.id) && x.verdict !== 'passed')?.message;
+    return {
+      id: q.id,
+      service: s.service,
+      document: r.documentTitle,
+      section: r.section,
+      level: q.level,
+      subject: q.subject,
+      summary: q.summary,
+      text: q.text,
+      verdict,
+      checks,
+      ...(why ? { reason: why } : {}),
+    };
+  });
+  const url = s.target.embedded ? s.target.observer : s.target.deployment;
+  return {
+    schemaVersion: SUMMARY_SCHEMA_VERSION,
+    suiteVersion: SUITE_VERSION,
+    verdict: s.verdict,
+    complete: s.complete,
+    exitCode: s.exitCode,
+    message: s.message,
+    startedAt: s.startedAt,
+    finishedAt: s.finishedAt,
+    durationMs: s.durationMs,
+    targets: { feed: s.service === 'feed' ? url : null, gateway: s.service === 'gateway' ? url : null, embedded: s.target.embedded },
+    services: [s.service],
+    counts: countVerdicts(s.checks),
+    requests: s.requests,
+    requestsByService: { [s.service]: s.requests },
+    billableCalls: 0,
+    budget: 0,
+    ...checkLists(s.checks),
+    evidence: [],
+    undecided: requirements
+      .filter((q) => q.verdict === 'skipped')
+      .map((q) => ({ id: q.id, service: q.service, level: q.level, verdict: q.verdict, checks: q.checks.map((c) => c.id), toDecide: q.reason ?? '' })),
+    notExercised: [],
+    declaredUnchecked: [],
+    allowIncomplete: false,
+    harnessErrors: [],
+    knownDeviations: [],
+    requirements,
+    checks: s.checks,
+  };
 }
