@@ -273,6 +273,12 @@ async function streamFacets(): Promise<Facet[]> {
     const place = `${op.method} ${op.display} with "stream": true`;
     for (const st of KEY_STATES)
       add(st.reqs[0]!, `${st.slug}@${op.operationId}`, `${place} refuses ${st.what} before any stream`, GW_CHECK_IDS.streamKeyState(st.slug, op.operationId));
+    add(
+      'gw-429-per-user',
+      op.operationId,
+      `${place}: a key over its per-user limit gets 429 without Retry-After`,
+      GW_CHECK_IDS.streamPerUser429(op.operationId),
+    );
     if (op.operationId === 'responses') continue;
     add('gw-unknown-model-404', op.operationId, `${place}: an unknown model answers 404, not a stream`, GW_CHECK_IDS.streamUnknownModel(op.operationId));
     add(
@@ -282,12 +288,6 @@ async function streamFacets(): Promise<Facet[]> {
       GW_CHECK_IDS.streamUnknownModel(op.operationId),
     );
     add('gw-invalid-body-400', op.operationId, `${place}: a body that is not JSON answers 400, not a stream`, GW_CHECK_IDS.streamMalformedJson(op.operationId));
-    add(
-      'gw-429-per-user',
-      op.operationId,
-      `${place}: a key over its per-user limit gets 429 without Retry-After`,
-      GW_CHECK_IDS.streamPerUser429(op.operationId),
-    );
     if (op.operationId !== 'responses')
       out.push(
         facet(
