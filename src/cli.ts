@@ -14,7 +14,7 @@ import { CONTEXT_VAR, EXCHANGES_FILE, FIRST_ITEMS_VAR, type RunContext } from '.
 import { SIGNAL_EXIT, summarize, USAGE_EXIT, type Summary } from './verdicts.js';
 import { ResultCollector } from './collector.js';
 import { closingLines, ProgressReporter, verdictLine } from './outputs/console.js';
-import { failedOutputs, prepareReportDir, reportLines, writeReport, type Report } from './outputs/index.js';
+import { failedOutputs, prepareReportDir, reportLines, warmOutputs, writeReport, type Report } from './outputs/index.js';
 import { reportTitle } from './outputs/pages.js';
 import { publishable, publishableCheck } from './outputs/publishable.js';
 import { progressChannelName, type Exchange } from './http.js';
@@ -273,6 +273,8 @@ async function probeTargets(run: Run): Promise<number | undefined> {
 /** The checks: the conformance project of vitest, in this process, its reporters collecting the results. */
 async function runChecks(run: Run): Promise<void> {
   const { config } = run;
+  // What the outputs take long to load loads while the checks run (the HTML report's Allure process, the facets).
+  warmOutputs({ html: config.html });
   run.env[CONTEXT_VAR] = JSON.stringify(contextOf(config));
   const first = config.feedUrl ? firstAnswer(config.feedUrl) : undefined;
   if (first) run.env[FIRST_ITEMS_VAR] = JSON.stringify(first);

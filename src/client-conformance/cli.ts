@@ -16,7 +16,7 @@ import { Redactor } from '../redact.js';
 import { loadProfile, SPECS_DIR, type Profile, type Service } from '../spec.js';
 import { judgeRounds } from './judge.js';
 import { startObserver, type Decision, type ObservedExchange, type ObservedRequest } from './observer.js';
-import { failedOutputs, prepareReportDir, reportLines, writeReport } from '../outputs/index.js';
+import { failedOutputs, prepareReportDir, reportLines, warmOutputs, writeReport } from '../outputs/index.js';
 import { EXIT_STATUS_TEXT, SIGNAL_EXIT, USAGE_EXIT } from '../verdicts.js';
 import {
   asCheckResults,
@@ -156,6 +156,8 @@ async function main(): Promise<number> {
     console.error(`client-conformance: --report-dir ${o.reportDir} cannot be written: ${unwritable}`);
     return USAGE_EXIT;
   }
+  // What the outputs take long to load loads while the client runs (the HTML report's Allure process, the facets).
+  warmOutputs({ html: o.html });
   const started = Date.now();
   const profile = profileOf(o.profile);
   const deployment = await startDeployment(o, profile);
