@@ -4,7 +4,8 @@
  * a third of the wall time of a warm run on this project's CI machine (measured with --cpu-prof: open and fsync
  * were 0.6 s of a 2 s run). The files are written whole with one call each instead; a run that is killed still
  * leaves every file it finished, which is all a partial report needs. Each result is written fit to publish
- * (src/outputs/publishable.ts: no stack trace, no runner path or label).
+ * (src/outputs/publishable.ts: no stack trace, no runner path or label) and with the harness's suite labels only
+ * (lastSuiteLabels), as the HTML report reads it.
  */
 import { mkdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +18,21 @@ type Written = Parameters<FileSystemWriter['writeResult']>[0];
 type Group = Parameters<FileSystemWriter['writeGroup']>[0];
 type Categories = Parameters<FileSystemWriter['writeCategoriesDefinitions']>[0];
 type Globals = Parameters<FileSystemWriter['writeGlobals']>[1];
+
+const SUITE_LABELS = new Set(['parentSuite', 'suite', 'subSuite']);
+
+/**
+ * allure-vitest labels each result with suites taken from the describe blocks; the harness labels it with the
+ * document, section and requirement. Only the harness's are kept (the last of each name), so the HTML report is
+ * organised by document -> section -> requirement.
+ */
+export function lastSuiteLabels<L extends { name: string }>(labels: L[]): L[] {
+  const last = new Map<string, number>();
+  labels.forEach((l, i) => {
+    if (SUITE_LABELS.has(l.name)) last.set(l.name, i);
+  });
+  return labels.filter((l, i) => !SUITE_LABELS.has(l.name) || last.get(l.name) === i);
+}
 
 export class PlainFileWriter extends FileSystemWriter {
   private readonly dir: string;
@@ -46,7 +62,8 @@ export class PlainFileWriter extends FileSystemWriter {
     writeFileSync(this.file(`${result.uuid}-container.json`), JSON.stringify(publishableAllure(result)));
   }
   override writeResult(result: Written): void {
-    writeFileSync(this.file(`${result.uuid}-result.json`), JSON.stringify(publishableAllure(result)));
+    const labels = result.labels && lastSuiteLabels(result.labels);
+    writeFileSync(this.file(`${result.uuid}-result.json`), JSON.stringify(publishableAllure(labels ? { ...result, labels } : result)));
   }
   override writeGlobals(distFileName: string, info: Globals): void {
     writeFileSync(this.file(distFileName), JSON.stringify(info));

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { readingsOf, type Summary } from '../verdicts.js';
 import { esc, targetLine } from './html-page.js';
 import { publishableAllure } from './publishable.js';
+import { lastSuiteLabels } from './allure-results.js';
 
 const require = createRequire(import.meta.url);
 
@@ -73,8 +74,6 @@ export function stripThirdPartyScripts(html: string): string {
     .replace(/<script\b[^>]*>(?:(?!<\/script>)[\s\S])*?(?:googletagmanager|google-analytics|gtag\(|dataLayer)(?:(?!<\/script>)[\s\S])*<\/script>/gi, '');
 }
 
-const SUITE_LABELS = new Set(['parentSuite', 'suite', 'subSuite']);
-
 interface AllureResult {
   labels?: { name: string; value: string }[];
   status?: string;
@@ -95,7 +94,8 @@ export function prepareResults(resultsDir: string, summary?: Summary): void {
   const byCheck = new Map((summary?.checks ?? []).map((c) => [c.id, c]));
   for (const f of readdirSync(resultsDir).filter((n) => n.endsWith('-result.json'))) {
     const file = path.join(resultsDir, f);
-    const r = JSON.parse(readFileSync(file, 'utf8')) as AllureResult;
+    const text = readFileSync(file, 'utf8');
+    const r = JSON.parse(text) as AllureResult;
     const labels = r.labels ?? [];
     const check = byCheck.get(labels.find((l) => l.name === 'check')?.value ?? '');
     if (check?.verdict === 'known-deviation') {
@@ -109,13 +109,11 @@ export function prepareResults(resultsDir: string, summary?: Summary): void {
         message: `Warning: a ${check.level} requirement is not met (this does not fail the run)\n\n${check.message ?? ''}`,
       };
     }
-    const last = new Map<string, number>();
-    labels.forEach((l, i) => {
-      if (SUITE_LABELS.has(l.name)) last.set(l.name, i);
-    });
-    r.labels = labels.filter((l, i) => !SUITE_LABELS.has(l.name) || last.get(l.name) === i);
-    // Fit to publish here too: a merge's shards may come from a version that wrote traces.
-    writeFileSync(file, JSON.stringify(publishableAllure(r)));
+    r.labels = lastSuiteLabels(labels);
+    // Fit to publish here too: a merge's shards may come from a version that wrote traces. A result this run's
+    // writer already wrote so (PlainFileWriter) is left as it is: only a known deviation or a warning changes.
+    const prepared = JSON.stringify(publishableAllure(r));
+    if (prepared !== text) writeFileSync(file, prepared);
   }
 }
 
