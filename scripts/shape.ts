@@ -42,7 +42,7 @@ export const LAYERS: [string, RegExp][] = [
   ['contracts', /^src\/(spec|ledger|version|redact|retry-policy|base-url)\.ts$/],
   ['model', /^src\/(verdicts|origins|http|evidence|findings|config)\.ts$/],
   ['run', /^src\/(context|harness|raw-http)\.ts$/],
-  ['checks', /^src\/(feed|gateway|generate|caching|facets|coverage|places)\.ts$/],
+  ['checks', /^src\/(feed|gateway|generate|caching|facets|coverage|places|between)\.ts$/],
   ['outputs', /^src\/(collector\.ts|outputs\/)/],
   ['commands', /^src\/(cli\.ts|target-probes\.ts|client-conformance\/)/],
 ];

@@ -4,12 +4,31 @@
  * its end.
  */
 import { describe } from 'vitest';
-import { AssertionViolation, check, expect, PreconditionFailed, type CheckTools } from '../../src/harness.js';
+import { AssertionViolation, check, expect, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
-import { feedGet, firstCursor, instant, profile } from '../../src/feed.js';
-import { sMaxAge } from '../../src/caching.js';
+import { feedGet, firstCursor, instant, once, profile, storyPath } from '../../src/feed.js';
+import { sMaxAge, weakMatch } from '../../src/caching.js';
 import { field } from '../../src/spec.js';
+import type { HttpResponse } from '../../src/http.js';
+import {
+  changeEntries,
+  dailyHeadNeverOlder,
+  dailySame,
+  discoveredAtFixed,
+  hotTopicsSMaxAge,
+  hotTopicsTen,
+  locationSurvives,
+  lostByWalk,
+  mergedStaysMerged,
+  longestUnchanged,
+  noStaleNotModified,
+  sameDirectives,
+  sameContentSameEtag,
+  sameEtagSameContent,
+  seenOf,
+  type Judged,
+} from '../../src/between.js';
 
 /** The run's exchanges with the feed: under its base URL (a redirect followed out of a path prefix reached something else). */
 const feedExchanges = () => runExchanges('feed').filter((x) => operationPath('feed', x.url) !== undefined);
@@ -375,6 +394,290 @@ describe.sequential('X-Request-Id identifies each response', () => {
       t.observe('X-Request-Id values', `${distinct} distinct of ${ids.length}`);
       if (distinct === 1)
         t.violation(`all ${ids.length} error responses of the run carried the same X-Request-Id ${JSON.stringify(ids[0])}: it identifies no one request`);
+    },
+  );
+});
+
+// ---------------------------------------------------------------- between two exchanges of the run
+// What the document promises between requests, read on every pair of the run's answers: the run made them while the
+// feed changed (a live deployment, or the living reference), so a promise broken only for a while after a change
+// shows here. A pair counts only in order: the later request sent after the earlier answer was in.
+
+/** The run's answers from the feed's operations, oldest first. */
+const runSeen = () => seenOf(runExchanges('feed'), (u) => operationPath('feed', u));
+
+/** One rule's outcome as a check's verdict: not applicable when nothing was compared. */
+function judge(t: CheckTools, r: Judged, none: string, what: string): void {
+  if (r.judged === 0) return t.notApplicable(none);
+  t.observe('compared', String(r.judged));
+  violations(t, r.bad, r.judged, what, (b) => b);
+}
+
+/** A URL revalidated late: its 200 now, and the answer to If-None-Match with the ETag the run first saw long before. */
+interface LateRevalidation {
+  ok: HttpResponse;
+  notModified: HttpResponse;
+  firstSeen: number;
+}
+
+/**
+ * One late look, the run's last requests, shared by the checks below: each story id the run saw merged asked again
+ * (three at most), the latest daily report and then the archive's first entry (?limit=1, as the document tells a
+ * client to), the hot topics, and the URL whose content stayed the same longest in the run, fetched and then
+ * revalidated with its ETag (two more tries when that content moved). Later than every other feed check, so a
+ * promise kept for a while only after a change (a redirect that expires, an archive that lags its latest report)
+ * or one that wears off with an ETag's age (a 304's freshness counting down) is seen broken.
+ */
+const lateLook = () =>
+  once('run-wide-late-look', async () => {
+    const seen = runSeen();
+    const merged = [...new Set(seen.filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/')).map((s) => s.path))];
+    const res: HttpResponse[] = [];
+    for (const path of merged.slice(0, 3)) res.push(await feedGet(storyPath(decodeURIComponent(path.slice('/api/v1/stories/'.length)))));
+    res.push(await feedGet('/api/v1/dailies/latest'));
+    res.push(await feedGet('/api/v1/dailies', { query: { limit: 1 } }));
+    res.push(await feedGet('/api/v1/hot-topics'));
+    let revalidated: LateRevalidation | undefined;
+    for (const u of longestUnchanged(seen).slice(0, 3)) {
+      const ok = await feedGet(new URL(u.url));
+      res.push(ok);
+      const etag = ok.header('etag');
+      if (ok.status !== 200 || !etag || !weakMatch(etag, u.etag)) continue;
+      const notModified = await feedGet(new URL(u.url), { headers: { 'if-none-match': etag } });
+      res.push(notModified);
+      if (notModified.status === 304) revalidated = { ok, notModified, firstSeen: u.first };
+      break;
+    }
+    return { res, revalidated };
+  });
+
+describe.sequential('between two exchanges of the run: validators', () => {
+  check(
+    {
+      id: 'feed-run-same-etag-same-content',
+      title: 'two 200s of one URL with matching ETags carry the same content (a per-request asOf aside): a changed resource gets a new ETag',
+      requirements: ['feed-changed-resource-200'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, sameEtagSameContent(runSeen()), 'no URL answered 200 twice with matching ETags', 'pairs of 200s with matching ETags differ in content');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-same-content-same-etag',
+      title: 'two 200s of one URL in a row with the same content carry matching ETags: the ETag stays while the content does',
+      requirements: ['feed-etag-stable'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        sameContentSameEtag(runSeen()),
+        'no URL answered 200 twice in a row with the same content',
+        'pairs of 200s with the same content carry other ETags',
+      );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-no-304-to-replaced-etag',
+      title: 'no 304 answers an ETag the URL had already replaced: after a 200 with a new ETag, the old one gets 200',
+      requirements: ['feed-changed-resource-200'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, noStaleNotModified(runSeen()), 'no 304 of the run followed a 200 of its URL', '304s answered an ETag their URL had already replaced');
+    },
+  );
+});
+
+describe.sequential('between two exchanges of the run: freshness and the hot-topics ranking', () => {
+  check(
+    {
+      id: 'feed-run-304-cache-control-late',
+      title: 'a 304 to an ETag first served early in the run carries the Cache-Control of the 200 served with that ETag just before',
+      requirements: ['feed-304-headers-empty-body'],
+    },
+    async (t) => {
+      const { res, revalidated: r } = await lateLook();
+      t.cite(...res);
+      if (!r) return t.notApplicable('no URL of the run kept its content until the end and answered 304 to its ETag');
+      const ok = r.ok.header('cache-control');
+      const nm = r.notModified.header('cache-control');
+      // A missing Cache-Control is feed-every-200-etag-cache-control's and feed-every-304-etag-cache-control's finding.
+      if (!ok || !nm) return t.notApplicable('the late 200 or 304 carried no Cache-Control');
+      t.observe('ETag age at the late revalidation', `${((Date.now() - r.firstSeen) / 1000).toFixed(1)} s since the run first saw it`);
+      if (!sameDirectives(ok, nm))
+        t.violation(
+          `${r.ok.url}: a 304 to an ETag the run first saw ${((Date.now() - r.firstSeen) / 1000).toFixed(1)} s before carries Cache-Control "${nm}", the 200 just before "${ok}"`,
+        );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-hot-topics-s-maxage-60',
+      title: 'every hot-topics 200 and 304 of the run gives s-maxage=60, however old its ranking',
+      requirements: ['feed-hot-topics-shared-cache-60s'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, hotTopicsSMaxAge(runSeen()), 'no hot-topics answer of the run gave s-maxage', 'hot-topics answers gave another s-maxage than 60');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-hot-topics-ten',
+      title: 'every hot-topics 200 of the run, before and after a refresh, has ten entries',
+      requirements: ['feed-hot-topics-ten'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        hotTopicsTen(runSeen(), profile().hotTopics.list!),
+        'no hot-topics 200 of the run had a list',
+        'hot-topics answers had another number of entries than ten',
+      );
+    },
+  );
+});
+
+describe.sequential('between two exchanges of the run: items, stories and daily reports', () => {
+  check(
+    {
+      id: 'feed-run-discovered-at-fixed',
+      title: "an item's discoveredAt is the same instant wherever and whenever the run saw the item (items, snapshot and changes pages)",
+      requirements: ['feed-item-discovered-at-fixed'],
+    },
+    async (t) => {
+      const p = profile();
+      const paths = { items: p.items.list!, snapshot: p.snapshot.list!, changes: p.changes.list!, changeItem: 'item' };
+      judge(t, discoveredAtFixed(runSeen(), paths, p.items.id!), 'the run saw no item twice', 'items changed their discoveredAt');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-merged-story-stays-merged',
+      title: 'a story id that answered 308 never answers 200 or 404 later in the run: a merge has no way back',
+      requirements: ['feed-story-merged-308'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, mergedStaysMerged(runSeen()), 'no story id of the run answered 308 and was asked again', 'merged story ids answered other than 308 later');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-308-location-survives',
+      title: "a 308's Location never points at a story the run had already seen merged: it points at the surviving story",
+      requirements: ['feed-story-merged-308'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, locationSurvives(runSeen()), 'no story of the run answered 308 with a Location', '308s pointed at a story already merged');
+    },
+  );
+
+  const dailyPaths = () => {
+    const p = profile();
+    return { root: p.daily.root!, date: p.daily.date!, list: p.dailies.list!, entryDate: p.dailies.date! };
+  };
+  check(
+    {
+      id: 'feed-run-daily-report-unchanged',
+      title: 'every 200 of the run that held the report of one date held the same report (content, ETag, generatedAt)',
+      requirements: ['feed-dailies-immutable'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, dailySame(runSeen(), dailyPaths()), 'the run read no daily report twice', 'daily reports changed between two answers');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-daily-head-never-older',
+      title: 'once a daily report was seen published, no later archive (?limit=1 included) or latest report has an older newest date',
+      requirements: ['feed-dailies-latest'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        dailyHeadNeverOlder(runSeen(), dailyPaths()),
+        'no archive or latest report of the run followed another daily answer',
+        'archive or latest answers went back to an older report',
+      );
+    },
+  );
+});
+
+// ---------------------------------------------------------------- the changes backlog, paged
+/** Pages the backlog walk asks for at most, beyond the number its page size needs. */
+const BACKLOG_SPARE_PAGES = 2;
+
+/** A changes page from `cursor`, with `limit`; undefined when the endpoint refused the limit (400). */
+async function changesPage(cursor: string, limit: number, t: CheckTools): Promise<{ res: HttpResponse; body: unknown } | undefined> {
+  const p = profile().changes;
+  const res = await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: cursor, limit } });
+  t.cite(res);
+  if (res.status === 400) return undefined;
+  precondition(res.status === 200, `GET /api/v1/selected/changes with a sync cursor of the run answered ${res.status}`);
+  return { res, body: JSON.parse(res.body) as unknown };
+}
+
+describe.sequential('the changes backlog, paged', () => {
+  check(
+    {
+      id: 'feed-changes-backlog-paged',
+      title: 'the changes after a sync cursor, read in small pages while hasMore is true, hold every change one large page from that cursor holds',
+      requirements: ['feed-changes-mirror'],
+    },
+    async (t) => {
+      const p = profile().changes;
+      const keys = { list: p.list!, itemId: p.itemId!, removedId: p.removedId! };
+      // The run's oldest sync cursor: the longest backlog the run can read without waiting.
+      const cursor = runSeen()
+        .filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200)
+        .map((s) => field(s.body, 'cursor'))
+        .find((c): c is string => typeof c === 'string');
+      if (!cursor) return t.notApplicable('the run read no snapshot page with a sync cursor');
+      // notes/real-deployments.md: the changes endpoint takes limit=1..100 (the document shows no parameter of it).
+      const before = await changesPage(cursor, 100, t);
+      if (!before) return t.notApplicable('the changes endpoint refused limit=100 (400): it pages no backlog by limit');
+      const large = changeEntries(before.body, keys);
+      if (large.length < 2) return t.notApplicable(`${large.length} change(s) after the run's oldest sync cursor: no backlog to page`);
+      const size = Math.ceil(large.length / 3);
+      const walk: ReturnType<typeof changeEntries> = [];
+      let c = cursor;
+      let pages = 0;
+      while (pages < Math.ceil(large.length / size) + BACKLOG_SPARE_PAGES) {
+        pages++;
+        const page = await changesPage(c, size, t);
+        if (!page) return t.notApplicable(`the changes endpoint refused limit=${size} (400), having taken limit=100`);
+        walk.push(...changeEntries(page.body, keys));
+        const next = field(page.body, p.nextCursor!);
+        if (typeof next === 'string') c = next;
+        if (field(page.body, p.hasMore!) !== true) break;
+      }
+      const after = await changesPage(cursor, 100, t);
+      precondition(after, 'the changes endpoint refused limit=100 (400) the second time');
+      const lost = lostByWalk(large, walk, changeEntries(after.body, keys));
+      t.observe('backlog', `${large.length} change(s) in one page of 100; walked in ${pages} page(s) of ${size}: ${walk.length} change(s)`);
+      violations(
+        t,
+        lost,
+        large.length,
+        `changes one page of 100 from the cursor held before and after a walk in pages of ${size} were named by no page of the walk (lost between pages, or a page that said hasMore false with more to come)`,
+        (e) => e.change,
+      );
     },
   );
 });

@@ -1,0 +1,436 @@
+/**
+ * content-feed-service.md — the contract between two requests: what must hold between any two exchanges a run made
+ * with the feed, read from the exchanges it already recorded (suites/feed/run-wide.test.ts). Each function here is
+ * pure: given the run's answers, it returns how many it compared and the pairs that break its rule.
+ *
+ * Time is the runner's: an exchange was sent at `sent` and its answer was in by `received`. "Later" always means a
+ * request sent after the earlier answer was received, so a service that answered both requests while they were in
+ * flight together is never held to an order it could not see.
+ *
+ * An answer carrying `Age` above 0 came from a cache (RFC 9111 4: a stored response used without validation carries
+ * Age), which may hand out what the origin served within its freshness window: such an answer is never the later
+ * half of a pair.
+ */
+import type { Exchange } from './http.js';
+import { weakMatch, parseCacheControl, sMaxAge } from './caching.js';
+import { field } from './spec.js';
+import { instant } from './feed.js';
+
+/** One answer of the run from a documented operation, as the rules here read it. */
+export interface Seen {
+  x: Exchange;
+  /** The documented path (/api/v1/...), under the base URL's prefix. */
+  path: string;
+  /** The path and its query, parameters sorted: two answers with the same key are answers of one URL. */
+  key: string;
+  sent: number;
+  received: number;
+  status: number;
+  etag?: string;
+  cacheControl?: string;
+  /** The JSON body of a GET 200 read whole, else undefined. */
+  body?: unknown;
+  /** From a cache: Age above 0. */
+  cached: boolean;
+}
+
+/** The outcome of a rule over the run: how many answers (or pairs) it judged, and each break, described. */
+export interface Judged {
+  judged: number;
+  bad: string[];
+}
+
+/** The run's answers, oldest first; `pathOf` gives the documented path of a URL (undefined: not the feed's). */
+export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | undefined): Seen[] {
+  const out: Seen[] = [];
+  for (const x of exchanges) {
+    const path = pathOf(x.url);
+    if (!path?.startsWith('/api/v1/') || x.error || x.status === undefined || (x.method !== 'GET' && x.method !== 'HEAD')) continue;
+    const u = new URL(x.url);
+    u.searchParams.sort();
+    const sent = Date.parse(x.startedAt);
+    const h = x.responseHeaders ?? {};
+    let body: unknown;
+    if (x.method === 'GET' && x.status === 200 && !x.truncated && x.responseBody !== undefined && x.requestHeaders['connection'] !== 'close')
+      try {
+        body = JSON.parse(x.responseBody);
+      } catch {
+        body = undefined;
+      }
+    out.push({
+      x,
+      path,
+      key: `${path}${u.search}`,
+      sent,
+      received: sent + x.durationMs,
+      status: x.status,
+      etag: h['etag'],
+      cacheControl: h['cache-control'],
+      body,
+      cached: Number(h['age'] ?? '0') > 0,
+    });
+  }
+  return out.sort((a, b) => a.sent - b.sent);
+}
+
+const at = (s: Seen) => `${s.x.method} ${s.key} (${s.status}, sent ${new Date(s.sent).toISOString().slice(11, 23)})`;
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    typeof x === 'object' && x !== null && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : x,
+  );
+
+/**
+ * The content of a 200, as its ETag names it: the body, less the per-request `asOf` that snapshot and changes
+ * bodies carry and deliberately leave out of their ETag (notes/real-deployments.md). Nothing else is left out.
+ */
+export function contentOf(s: Seen): string | undefined {
+  if (s.body === undefined) return undefined;
+  const perRequest = s.path === '/api/v1/selected/snapshot' || s.path === '/api/v1/selected/changes';
+  if (perRequest && typeof s.body === 'object' && s.body !== null && !Array.isArray(s.body)) {
+    const { asOf: _asOf, ...rest } = s.body as Record<string, unknown>;
+    return canonical(rest);
+  }
+  return canonical(s.body);
+}
+
+/** Two answers were made under the same content negotiation: the same Accept-Encoding sent, the same coding back. */
+const sameNegotiation = (a: Seen, b: Seen) =>
+  (a.x.requestHeaders['accept-encoding'] ?? '') === (b.x.requestHeaders['accept-encoding'] ?? '') &&
+  (a.x.responseHeaders?.['content-encoding'] ?? '') === (b.x.responseHeaders?.['content-encoding'] ?? '');
+
+/** The GET 200s of each URL with a body and an ETag, oldest first. */
+function bodiesByUrl(seen: Seen[]): Map<string, Seen[]> {
+  const by = new Map<string, Seen[]>();
+  for (const s of seen) if (s.status === 200 && s.body !== undefined && s.etag && !s.cached) by.set(s.key, [...(by.get(s.key) ?? []), s]);
+  return by;
+}
+
+/**
+ * Two 200s of one URL with matching ETags carry the same content: a client holding the first and sending its ETag
+ * gets 304 while the second was current, and keeps content that had changed (feed-changed-resource-200).
+ */
+export function sameEtagSameContent(seen: Seen[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const list of bodiesByUrl(seen).values()) {
+    for (let i = 1; i < list.length; i++) {
+      const b = list[i]!;
+      const a = list.slice(0, i).find((e) => weakMatch(e.etag!, b.etag!) && sameNegotiation(e, b));
+      if (!a) continue;
+      judged++;
+      if (contentOf(a) !== contentOf(b)) bad.push(`${at(a)} and ${at(b)} both carry ETag ${b.etag} with different content${diffHint(a, b)}`);
+    }
+  }
+  return { judged, bad };
+}
+
+/** Where two bodies first differ, as a short hint. */
+function diffHint(a: Seen, b: Seen): string {
+  const x = contentOf(a) ?? '';
+  const y = contentOf(b) ?? '';
+  let i = 0;
+  while (i < x.length && x[i] === y[i]) i++;
+  return `: from …${JSON.stringify(x.slice(Math.max(0, i - 30), i + 30))} to …${JSON.stringify(y.slice(Math.max(0, i - 30), i + 30))}`;
+}
+
+/**
+ * Two 200s of one URL in a row (no other 200 of it in between) with the same content carry matching ETags: the
+ * ETag stays the same while the content does (feed-etag-stable). Only answers under one content negotiation are
+ * compared (a compressing proxy may tag each coding apart).
+ */
+export function sameContentSameEtag(seen: Seen[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const list of bodiesByUrl(seen).values()) {
+    for (let i = 1; i < list.length; i++) {
+      const a = list[i - 1]!;
+      const b = list[i]!;
+      if (b.sent < a.received || !sameNegotiation(a, b) || contentOf(a) !== contentOf(b)) continue;
+      judged++;
+      if (!weakMatch(a.etag!, b.etag!)) bad.push(`${at(a)} with ETag ${a.etag}, then ${at(b)} with ETag ${b.etag}: the same content`);
+    }
+  }
+  return { judged, bad };
+}
+
+/**
+ * No 304 to an ETag the URL had already left behind: after a 200 of the URL carried another ETag, a conditional
+ * request sent with the older one (after that 200 was in) is answered 200 (feed-changed-resource-200). A URL whose
+ * 200s come back to an ETag they had left (content that went back) is not judged: there the older ETag may be
+ * current again.
+ */
+export function noStaleNotModified(seen: Seen[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  const byUrl = new Map<string, Seen[]>();
+  for (const s of seen) if ((s.status === 200 || s.status === 304) && s.etag) byUrl.set(s.key, [...(byUrl.get(s.key) ?? []), s]);
+  for (const list of byUrl.values()) {
+    const oks = list.filter((s) => s.status === 200 && !s.cached);
+    if (comesBack(oks.map((s) => s.etag!))) continue;
+    for (const nm of list.filter((s) => s.status === 304 && !s.cached)) {
+      const asked = nm.x.requestHeaders['if-none-match'];
+      if (!asked || asked.includes(',') || asked.trim() === '*') continue;
+      // The newest 200 in before this request was sent, sent after every answer that carried the ETag asked about.
+      const lastAsked = list.filter((s) => weakMatch(s.etag!, asked) && s !== nm && s.sent < nm.sent).pop();
+      const newer = oks.filter((s) => s.received < nm.sent).pop();
+      if (!newer) continue;
+      judged++;
+      if (lastAsked && lastAsked.received >= newer.sent) continue;
+      if (!weakMatch(newer.etag!, asked)) bad.push(`${at(nm)} answered If-None-Match: ${asked} after ${at(newer)} had already carried ETag ${newer.etag}`);
+    }
+  }
+  return { judged, bad };
+}
+
+/** Whether a sequence of ETags returns to one it had left (A, B, A). */
+function comesBack(etags: string[]): boolean {
+  const left: string[] = [];
+  for (let i = 1; i < etags.length; i++) {
+    if (weakMatch(etags[i]!, etags[i - 1]!)) continue;
+    left.push(etags[i - 1]!);
+    if (left.some((e) => weakMatch(e, etags[i]!))) return true;
+  }
+  return false;
+}
+
+/** A Cache-Control value's directives, lower-cased and sorted. */
+const directives = (cc: string) =>
+  [...parseCacheControl(cc).entries()]
+    .map(([k, v]) => (v === true ? k : `${k}=${v}`))
+    .sort()
+    .join(', ');
+
+/**
+ * The URLs to revalidate late in the run: those whose 200s all carried one ETag (content that did not move), the
+ * longest-lived first, each with that ETag and when the run first saw it.
+ */
+export function longestUnchanged(seen: Seen[]): { key: string; url: string; etag: string; first: number }[] {
+  const out: { key: string; url: string; etag: string; first: number }[] = [];
+  for (const [key, list] of bodiesByUrl(seen)) {
+    if (list[0]!.x.method !== 'GET' || list.some((s) => !weakMatch(s.etag!, list[0]!.etag!))) continue;
+    out.push({ key, url: list[0]!.x.url, etag: list[0]!.etag!, first: list[0]!.sent });
+  }
+  // A long freshness lifetime first (a resource declared fresh longest is the likeliest not to move), then the oldest.
+  const life = (key: string) => sMaxAge(seen.find((s) => s.key === key && s.status === 200)?.cacheControl) ?? 0;
+  return out.sort((a, b) => life(b.key) - life(a.key) || a.first - b.first);
+}
+
+/** Whether two Cache-Control values give the same directives. */
+export const sameDirectives = (a: string, b: string) => directives(a) === directives(b);
+
+/** Every 200 and 304 of hot topics gives s-maxage=60 (feed-hot-topics-shared-cache-60s). */
+export function hotTopicsSMaxAge(seen: Seen[]): Judged {
+  const of = seen.filter((s) => s.path === '/api/v1/hot-topics' && (s.status === 200 || s.status === 304) && sMaxAge(s.cacheControl) !== undefined);
+  const bad = of.filter((s) => sMaxAge(s.cacheControl) !== 60).map((s) => `${at(s)}: Cache-Control "${s.cacheControl}"`);
+  return { judged: of.length, bad };
+}
+
+/** Every hot-topics 200 of the run holds ten entries (feed-hot-topics-ten). */
+export function hotTopicsTen(seen: Seen[], listPath: string): Judged {
+  const lists = seen.filter((s) => s.path === '/api/v1/hot-topics' && s.status === 200).map((s) => ({ s, list: field(s.body, listPath) }));
+  const of = lists.filter((l) => Array.isArray(l.list));
+  const bad = of.filter((l) => (l.list as unknown[]).length !== 10).map((l) => `${at(l.s)}: ${(l.list as unknown[]).length} entries`);
+  return { judged: of.length, bad };
+}
+
+/** The item records a 200 holds, by operation: items and snapshot pages, and each upsert's image on a changes page. */
+export function itemsOf(s: Seen, p: { items: string; snapshot: string; changes: string; changeItem: string }): Record<string, unknown>[] {
+  const list =
+    s.path === '/api/v1/items'
+      ? field(s.body, p.items)
+      : s.path === '/api/v1/selected/snapshot'
+        ? field(s.body, p.snapshot)
+        : s.path === '/api/v1/selected/changes'
+          ? (field(s.body, p.changes) as unknown[] | undefined)?.map?.((c) => field(c, p.changeItem))
+          : undefined;
+  return Array.isArray(list) ? list.filter((i): i is Record<string, unknown> => typeof i === 'object' && i !== null && !Array.isArray(i)) : [];
+}
+
+/**
+ * discoveredAt is the timestamp at which the service received the item: one instant, the same wherever and whenever
+ * the item appears (feed-item-discovered-at-fixed). Compared as instants (one instant may be written with any offset).
+ */
+export function discoveredAtFixed(seen: Seen[], paths: Parameters<typeof itemsOf>[1], idPath: string): Judged {
+  const first = new Map<string, { t: number; raw: unknown; s: Seen }>();
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((e) => e.status === 200 && e.body !== undefined))
+    for (const item of itemsOf(s, paths)) {
+      const id = field(item, idPath);
+      const t = instant(item.discoveredAt);
+      if (typeof id !== 'string' || t === undefined) continue;
+      const was = first.get(id);
+      if (!was) {
+        first.set(id, { t, raw: item.discoveredAt, s });
+        continue;
+      }
+      judged++;
+      if (was.t !== t && !bad.some((b) => b.startsWith(`item ${id}:`)))
+        bad.push(`item ${id}: discoveredAt ${JSON.stringify(was.raw)} in ${at(was.s)}, ${JSON.stringify(item.discoveredAt)} in ${at(s)}`);
+    }
+  return { judged, bad };
+}
+
+const STORY = '/api/v1/stories/';
+const storyId = (s: Seen) => decodeURIComponent(s.path.slice(STORY.length));
+
+/** The story id a 308's Location leads to (its final path segment), or undefined without one. */
+export function locationId(s: Seen): string | undefined {
+  const loc = s.x.responseHeaders?.['location'];
+  if (!loc) return undefined;
+  try {
+    const seg = new URL(loc, s.x.url).pathname.split('/').pop();
+    return seg ? decodeURIComponent(seg) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A merge is a transition with no way back (the document's only state row for a story): once a story id answered
+ * 308, no later request for it answers 200, nor 404 while the story endpoint still serves stories (a story answered
+ * 200 to a request sent after that 404 was in) (feed-story-merged-308).
+ */
+export function mergedStaysMerged(seen: Seen[]): Judged {
+  const stories = seen.filter((s) => s.path.startsWith(STORY) && s.path.length > STORY.length && !s.cached);
+  const bad: string[] = [];
+  let judged = 0;
+  for (const m of stories.filter((s) => s.status === 308)) {
+    const later = stories.filter((s) => storyId(s) === storyId(m) && s.sent > m.received && s.status !== 308);
+    judged += stories.filter((s) => storyId(s) === storyId(m) && s.sent > m.received).length;
+    for (const s of later) {
+      const layerUp = s.status === 404 && stories.some((o) => o.status === 200 && o.sent > s.received);
+      if (s.status === 200 || layerUp) bad.push(`${at(m)} redirected to ${locationId(m) ?? '?'}, then ${at(s)}`);
+    }
+  }
+  return { judged, bad: [...new Set(bad)] };
+}
+
+/**
+ * A 308's Location points at the surviving story id: not at a story the run had already seen merged (answering 308
+ * to a request whose answer was in before this one was sent) (feed-story-merged-308).
+ */
+export function locationSurvives(seen: Seen[]): Judged {
+  const stories = seen.filter((s) => s.path.startsWith(STORY) && !s.cached);
+  const bad: string[] = [];
+  let judged = 0;
+  for (const m of stories.filter((s) => s.status === 308)) {
+    const to = locationId(m);
+    if (to === undefined) continue;
+    judged++;
+    const merged = stories.find((s) => storyId(s) === to && s.status === 308 && s.received < m.sent);
+    if (merged) bad.push(`${at(m)} points at ${to}, which had answered 308 (to ${locationId(merged) ?? '?'}) in ${at(merged)}`);
+  }
+  return { judged, bad };
+}
+
+const DAILIES = '/api/v1/dailies';
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The daily report a 200 of /dailies/latest or /dailies/{date} holds: its date and the report. */
+function reportOf(s: Seen, root: string, datePath: string): { date: string; report: unknown } | undefined {
+  if (s.status !== 200 || !s.path.startsWith(`${DAILIES}/`)) return undefined;
+  const report = field(s.body, root);
+  const date = field(report, datePath);
+  return typeof date === 'string' && DATE.test(date) ? { date, report } : undefined;
+}
+
+/**
+ * Past reports are immutable: every 200 of the run that held the report of one date held the same report — by its
+ * URL (/dailies/{date} or /dailies/latest) the same content and ETag, and its generatedAt, where both carry one, the
+ * same in the archive's entry for that date too (feed-dailies-immutable). The archive is "a date index of past
+ * reports": every report it lists is a past one, the newest included.
+ */
+export function dailySame(seen: Seen[], p: { root: string; date: string; list: string; entryDate: string }): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  const first = new Map<string, { content: string; s: Seen }>();
+  const stamped = new Map<string, { v: unknown; s: Seen }>();
+  const stamp = (date: string, v: unknown, s: Seen) => {
+    if (typeof v !== 'string') return;
+    const was = stamped.get(date);
+    if (!was) return void stamped.set(date, { v, s });
+    judged++;
+    if (was.v !== v) bad.push(`the report of ${date}: generatedAt ${JSON.stringify(was.v)} in ${at(was.s)}, ${JSON.stringify(v)} in ${at(s)}`);
+  };
+  for (const s of seen.filter((e) => e.body !== undefined && !e.cached)) {
+    if (s.path === DAILIES && s.status === 200) {
+      const list = field(s.body, p.list);
+      if (Array.isArray(list)) for (const e of list) stamp(String(field(e, p.entryDate)), field(e, 'generatedAt'), s);
+      continue;
+    }
+    const r = reportOf(s, p.root, p.date);
+    if (!r) continue;
+    stamp(r.date, field(r.report, 'generatedAt'), s);
+    const k = `${s.path === `${DAILIES}/latest` ? 'latest' : 'by-date'} ${r.date}`;
+    const content = `${canonical(r.report)}${s.path === `${DAILIES}/latest` ? '' : ` ${s.etag?.replace(/^W\//, '') ?? ''}`}`;
+    const was = first.get(k);
+    if (!was) {
+      first.set(k, { content, s });
+      continue;
+    }
+    judged++;
+    if (was.content !== content) bad.push(`the report of ${r.date}: ${at(was.s)} and ${at(s)} differ (ETag ${was.s.etag} and ${s.etag})`);
+  }
+  return { judged, bad };
+}
+
+/**
+ * The latest daily report is the archive's newest entry, and neither goes back: once the run saw a report of date D
+ * published (in the archive, as the latest, or by its date), no archive answered later has a newest entry older than
+ * D, and no later latest report is older than D (feed-dailies-latest).
+ */
+export function dailyHeadNeverOlder(seen: Seen[], p: { root: string; date: string; list: string; entryDate: string }): Judged {
+  const heads: { s: Seen; head: string; judged: boolean }[] = [];
+  for (const s of seen.filter((e) => e.status === 200 && e.body !== undefined)) {
+    if (s.path === DAILIES) {
+      const list = field(s.body, p.list);
+      const dates = Array.isArray(list) ? list.map((e) => field(e, p.entryDate)).filter((d): d is string => typeof d === 'string' && DATE.test(d)) : [];
+      if (dates.length) heads.push({ s, head: dates.sort().pop()!, judged: true });
+    } else {
+      const r = reportOf(s, p.root, p.date);
+      if (r) heads.push({ s, head: r.date, judged: s.path === `${DAILIES}/latest` });
+    }
+  }
+  const bad: string[] = [];
+  let judged = 0;
+  for (const h of heads.filter((e) => e.judged && !e.s.cached)) {
+    const before = heads.filter((e) => e.s.received < h.s.sent).sort((a, b) => (a.head < b.head ? -1 : 1));
+    const newest = before.pop();
+    if (!newest) continue;
+    judged++;
+    if (h.head < newest.head) bad.push(`${at(h.s)} has ${h.head} as its newest report, after ${at(newest.s)} had shown ${newest.head} published`);
+  }
+  return { judged, bad };
+}
+
+/** One entry of a changes page, as the backlog comparison keys it: the item id, the operation and its time. */
+export interface ChangeEntry {
+  id: string;
+  /** The id, operation and changedAt: one change. */
+  change: string;
+}
+
+/** The entries of a changes page (profile paths: the list, an upsert's item id, a removal's id). */
+export function changeEntries(body: unknown, p: { list: string; itemId: string; removedId: string }): ChangeEntry[] {
+  const list = field(body, p.list);
+  if (!Array.isArray(list)) return [];
+  return list.map((ch) => {
+    const op = field(ch, 'op');
+    const id = String(field(ch, op === 'remove' ? p.removedId : p.itemId));
+    return { id, change: `${id} ${String(op)} ${String(field(ch, 'changedAt'))}` };
+  });
+}
+
+/**
+ * The changes a walk in small pages lost: each change one large page from the same cursor held both before the walk
+ * and after it (so it was in the feed from that cursor all along), while no page of the walk named its item at all (a
+ * walk that folded it into a later change of the item still names the item).
+ */
+export function lostByWalk(before: ChangeEntry[], walk: ChangeEntry[], after: ChangeEntry[]): ChangeEntry[] {
+  const walked = new Set(walk.map((e) => e.id));
+  const still = new Set(after.map((e) => e.change));
+  return before.filter((e) => still.has(e.change) && !walked.has(e.id));
+}
