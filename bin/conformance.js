@@ -12,11 +12,11 @@ await Promise.all(
   ['vitest/node', 'undici', 'ajv/dist/2020.js', 'ajv-formats', '@apidevtools/json-schema-ref-parser', 'allure-js-commons'].map((m) => import(m)),
 );
 register();
-const { main } = await import('../src/cli.ts');
+const [{ main }, { EXIT_CODES }] = await Promise.all([import('../src/cli.ts'), import('../src/verdicts.ts')]);
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e) => {
     process.stderr.write(`service-conformance: internal error: ${e?.stack ?? String(e)}\n`);
-    process.exit(3);
+    process.exit(EXIT_CODES.error);
   },
 );

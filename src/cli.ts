@@ -163,7 +163,7 @@ function configure(argv: string[], env: NodeJS.ProcessEnv): RunConfig | number {
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`conformance: configuration error: ${e.message}\n`);
-    return 2;
+    return USAGE_EXIT;
   }
 }
 

@@ -17,7 +17,7 @@ import { loadProfile, SPECS_DIR, type Profile, type Service } from '../spec.js';
 import { judgeRounds } from './judge.js';
 import { startObserver, type Decision, type ObservedExchange, type ObservedRequest } from './observer.js';
 import { failedOutputs, prepareReportDir, reportLines, warmOutputs, writeReport } from '../outputs/index.js';
-import { EXIT_STATUS_TEXT, SIGNAL_EXIT, USAGE_EXIT } from '../verdicts.js';
+import { EXIT_CODES, EXIT_STATUS_TEXT, SIGNAL_EXIT, USAGE_EXIT } from '../verdicts.js';
 import {
   asCheckResults,
   CLIENT_PAGE,
@@ -411,6 +411,6 @@ main().then(
   (code) => process.exit(code),
   (e: Error) => {
     console.error(`client-conformance: ${e.stack ?? e.message}`);
-    process.exit(3);
+    process.exit(EXIT_CODES.error);
   },
 );
