@@ -217,6 +217,21 @@ export function longestUnchanged(seen: Seen[]): { key: string; url: string; etag
   return out.sort((a, b) => life(b.key) - life(a.key) || a.first - b.first);
 }
 
+/**
+ * The URLs whose content moved during the run (their 200s carried more than one ETag), the one that moved last
+ * first, each with the ETags its 200s carried, oldest first.
+ */
+export function movedUrls(seen: Seen[]): { url: string; etags: string[] }[] {
+  const out: { url: string; etags: string[]; moved: number }[] = [];
+  for (const list of bodiesByUrl(seen).values()) {
+    const etags = list.map((s) => s.etag!).filter((e, i, all) => i === 0 || !weakMatch(e, all[i - 1]!));
+    if (etags.length < 2) continue;
+    const moved = list.filter((s, i) => i > 0 && !weakMatch(s.etag!, list[i - 1]!.etag!)).pop()!.sent;
+    out.push({ url: list[0]!.x.url, etags, moved });
+  }
+  return out.sort((a, b) => b.moved - a.moved);
+}
+
 /** Whether two Cache-Control values give the same directives. */
 export const sameDirectives = (a: string, b: string) => directives(a) === directives(b);
 

@@ -22,6 +22,7 @@ import {
   lostByWalk,
   mergedStaysMerged,
   longestUnchanged,
+  movedUrls,
   noStaleNotModified,
   sameDirectives,
   sameContentSameEtag,
@@ -423,7 +424,9 @@ interface LateRevalidation {
 /**
  * One late look, the run's last requests, shared by the checks below: each story id the run saw merged asked again
  * (three at most), the latest daily report and then the archive's first entry (?limit=1, as the document tells a
- * client to), the hot topics, and the URL whose content stayed the same longest in the run, fetched and then
+ * client to), the hot topics, the two URLs whose content moved last, fetched and revalidated with the ETag they had
+ * before (a 304 there is a validator kept after it was replaced), and the URL whose content stayed the same longest
+ * in the run, fetched and then
  * revalidated with its ETag (two more tries when that content moved). Later than every other feed check, so a
  * promise kept for a while only after a change (a redirect that expires, an archive that lags its latest report)
  * or one that wears off with an ETag's age (a 304's freshness counting down) is seen broken.
@@ -437,6 +440,17 @@ const lateLook = () =>
     res.push(await feedGet('/api/v1/dailies/latest'));
     res.push(await feedGet('/api/v1/dailies', { query: { limit: 1 } }));
     res.push(await feedGet('/api/v1/hot-topics'));
+    // The two URLs that moved last, revalidated with the ETag they carried before their current one (200 is due).
+    let asked = 0;
+    for (const u of movedUrls(seen).slice(0, 4)) {
+      const now = await feedGet(new URL(u.url));
+      res.push(now);
+      const current = now.header('etag');
+      const previous = current && u.etags.filter((e) => !weakMatch(e, current)).pop();
+      if (now.status !== 200 || !previous) continue;
+      res.push(await feedGet(new URL(u.url), { headers: { 'if-none-match': previous } }));
+      if (++asked === 2) break;
+    }
     let revalidated: LateRevalidation | undefined;
     for (const u of longestUnchanged(seen).slice(0, 3)) {
       const ok = await feedGet(new URL(u.url));
