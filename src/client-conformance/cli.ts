@@ -18,17 +18,7 @@ import { judgeRounds } from './judge.js';
 import { startObserver, type Decision, type ObservedExchange, type ObservedRequest } from './observer.js';
 import { failedOutputs, prepareReportDir, reportLines, warmOutputs, writeReport } from '../outputs/index.js';
 import { EXIT_CODES, EXIT_STATUS_TEXT, SIGNAL_EXIT, USAGE_EXIT } from '../verdicts.js';
-import {
-  asCheckResults,
-  CLIENT_PAGE,
-  clientExitCode,
-  decide,
-  recordClientRun,
-  REFUSED_FOR_GOOD,
-  reportSummary,
-  requirementsOf,
-  type ClientSummary,
-} from './report.js';
+import { asCheckResults, clientExitCode, decide, recordClientRun, REFUSED_FOR_GOOD, reportSummary, requirementsOf, type ClientSummary } from './report.js';
 import {
   DEFAULT_RETRY_CEILING,
   FEED_SCENARIOS,
@@ -404,7 +394,7 @@ async function writeOutputs(o: Options, summary: ClientSummary, xs: ObservedExch
   for (const r of record.rules) console.log(`${r.verdict.padEnd(14)} ${r.requirements.join(', ')}: ${r.message}`);
   for (const r of record.requirements.filter((q) => q.verdict === 'unverifiable')) console.log(`${'unverifiable'.padEnd(13)} ${r.id}: ${r.reason}`);
   console.log(`\n${record.verdict}: ${record.message}`);
-  for (const line of [...reportLines(written), `rules page:  ${path.join(o.reportDir, CLIENT_PAGE)}`]) console.log(line);
+  for (const line of reportLines(written)) console.log(line);
 }
 
 main().then(

@@ -4,11 +4,13 @@
  */
 import { expect, test } from 'vitest';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanEnv, readSummary } from '../../fixtures/run-cli.js';
 import { scratchDir } from '../../fixtures/scratch.js';
 import type { ClientSummary } from './report.js';
+import { unlisted } from '../outputs/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** What the client prints when its work is done (the command line itself, echoed in the log, holds the sum, not this). */
@@ -32,4 +34,7 @@ test('interrupted after a careful client did its work: partial, so not conforman
   expect([code, summary?.complete], stderr.slice(-2000)).toEqual([143, false]);
   expect(summary?.verdict, summary?.message).toBe('error');
   expect(summary?.message).toMatch(/SIGTERM/);
+  // Its report directory holds the outputs of the list and nothing else (the partial run's included).
+  expect(unlisted(reportDir)).toEqual([]);
+  expect(existsSync(path.join(reportDir, 'ctrf.json')) && existsSync(path.join(reportDir, 'html', 'matrix.html'))).toBe(true);
 }, 90_000);

@@ -22,6 +22,7 @@ import {
   type Summary,
 } from '../verdicts.js';
 import { EXCHANGES_FILE } from '../context.js';
+import { RULES_PAGE } from '../outputs/index.js';
 import { loadCatalogue, requirement, type Level, type Service } from '../spec.js';
 import { SUITE_VERSION, SUMMARY_SCHEMA_VERSION } from '../version.js';
 import type { Redactor } from '../redact.js';
@@ -326,11 +327,8 @@ export function recordClientRun(dir: string, s: ClientSummary, xs: ObservedExcha
     xs.map((x) => redactor.redact(JSON.stringify({ ...x, responseBody: x.responseBody?.slice(0, 4096) }))).join('\n') + '\n',
   );
   writeAllureResults(path.join(dir, 'allure-results'), s, xs, redactor);
-  writeFileSync(path.join(dir, CLIENT_PAGE), redactor.redact(html(s, xs)));
+  writeFileSync(path.join(dir, RULES_PAGE), redactor.redact(html(s, xs)));
 }
-
-/** The page of the rules as judged, with the exchanges that show each verdict (recorded by recordClientRun). */
-export const CLIENT_PAGE = 'report.html';
 
 /** A client requirement's verdict in the verdict model's words (src/verdicts.ts): "not exercised" leaves it undecided. */
 const REQUIREMENT_VERDICT: Record<ClientRequirement['verdict'], RequirementVerdict> = {

@@ -45,6 +45,9 @@ export interface Output {
   write(r: Report): string | undefined | Promise<string | undefined>;
 }
 
+/** Client conformance's page of the rules as judged (an output it records). */
+export const RULES_PAGE = 'report.html';
+
 const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
 const file = (r: Report, name: string) => path.join(r.dir, name);
 
@@ -69,6 +72,14 @@ export const OUTPUTS: Output[] = [
       for (const d of r.shards) if (existsSync(path.join(d, 'allure-results'))) cpSync(path.join(d, 'allure-results'), to, { recursive: true });
       return to;
     },
+  },
+  {
+    // Client conformance's page of the rules as judged, with the exchanges that show each (recorded by
+    // src/client-conformance/report.ts recordClientRun; the conformance command has no client rules to show).
+    name: RULES_PAGE,
+    label: 'rules page',
+    recorded: true,
+    write: (r) => (existsSync(file(r, RULES_PAGE)) ? file(r, RULES_PAGE) : undefined),
   },
   { name: 'summary.json', label: 'summary', partial: true, write: (r) => write(r, 'summary.json', json(r.record ?? r.summary)) },
   { name: 'junit.xml', label: 'junit', partial: true, write: (r) => write(r, 'junit.xml', junitXml(r.summary)) },
@@ -152,7 +163,7 @@ export function failedOutputs(written: Written): string[] {
   return written.filter((w) => w.error).map((w) => `the ${w.output.label ?? w.output.name} could not be written: ${w.error}`);
 }
 
-/** The names of the report directory's entries no output of the list wrote (for tests: nothing is written outside the list). */
+/** The entries of a report directory that are no output of the list (a test holds it empty: nothing is written outside the list). */
 export function unlisted(dir: string): string[] {
   const names = new Set(OUTPUTS.map((o) => o.name.split(path.sep)[0]));
   return readdirSync(dir).filter((n) => !names.has(n));
