@@ -293,6 +293,29 @@ async function earliestCursor(): Promise<Issued | undefined> {
   return found.sort((x, y) => x.at - y.at)[0];
 }
 
+/**
+ * What is wrong with `page`, the page a cursor anchored on the last row of `first` led to, read between two reads of
+ * the listing (`before`, `after`): rows of the first page again, or a row that follows the anchor in both listings,
+ * within the page's reach, missing from the page or out of the listing's order ('' when nothing is).
+ */
+function pageAfterAnchor(first: string[], page: string[], before: string[], after: string[]): string {
+  const anchor = first[first.length - 1]!;
+  const again = page.filter((id) => first.includes(id));
+  if (again.length) return `the page after the cursor repeats ${again.length} row(s) of the first page (${again.slice(0, 3).join(', ')})`;
+  const following = (list: string[]) => (list.includes(anchor) ? list.slice(list.indexOf(anchor) + 1) : undefined);
+  const f1 = following(before);
+  const f2 = following(after);
+  if (!f1 || !f2) return ''; // the anchor left the listing: nothing to place the page against
+  // Within reach: rows that arrived after the anchor in between push the page's last rows out (a margin of five).
+  const stayed = f1.slice(0, Math.min(page.length, f1.length, f2.length) - 5).filter((id) => f2.includes(id));
+  const missing = stayed.filter((id) => !page.includes(id));
+  if (missing.length)
+    return `the page after the cursor lacks ${missing.length} row(s) that follow its anchor ${anchor} in the listing read before and after it (${missing.slice(0, 3).join(', ')} skipped)`;
+  const order = page.filter((id) => stayed.includes(id));
+  if (order.join() !== stayed.join()) return `the page after the cursor holds the rows that follow its anchor ${anchor} in another order than the listing`;
+  return '';
+}
+
 checkGroup('procedures walked across a change', () => {
   check(
     {
@@ -375,34 +398,21 @@ checkGroup('procedures walked across a change', () => {
       if (typeof cursor !== 'string') return t.notApplicable('the listing has a single page: no cursor to follow');
       const anchorCursor: string = cursor;
       // Rows arrived (or left): the ids of the first page changed, not only an item's content.
-      const ids = (r: HttpResponse) =>
-        r.status === 200
-          ? listOf(json(r), ip.list!)
-              .map((i) => idOf(i))
-              .join()
-          : String(r.status);
-      const change = w.after && ids(w.after) !== ids(first) ? { res: w.after, waitedMs: w.waitedMs } : undefined;
+      const ids = (r: HttpResponse) => (r.status === 200 ? listOf(json(r), ip.list!).map((i) => idOf(i)) : []);
+      const change = w.after && ids(w.after).join() !== ids(first).join() ? { res: w.after, waitedMs: w.waitedMs } : undefined;
       if (!change) quiet(t, 'the rows of the first page of /api/v1/items', w.waitedMs || LIVE_WAIT_MS);
       t.cite(change.res);
-      // The page the cursor leads to, against the listing as it is now (a row may move in between: compared again).
+      // The page the cursor leads to, between two reads of the listing: a row that follows the anchor in both (it was
+      // there all along) and within the page's reach must be on the page, in the listing's order; rows that came or
+      // went in between prove nothing (compared again, three times at most).
       let problem = '';
       for (let attempt = 0; attempt < 3; attempt++) {
+        const before = await feedGet('/api/v1/items', { query: { limit: 100 } });
         const next = await feedGet('/api/v1/items', { query: { cursor: anchorCursor } });
-        const now = await feedGet('/api/v1/items', { query: { limit: 100 } });
-        t.cite(next, now);
+        const after = await feedGet('/api/v1/items', { query: { limit: 100 } });
+        t.cite(before, next, after);
         precondition(next.status === 200, `the cursor of the first page answered ${next.status} ${waited(change.waitedMs)} after it was issued`);
-        const p2 = listOf(json(next), ip.list!).map((i) => idOf(i));
-        const current = listOf(json(now), ip.list!).map((i) => idOf(i));
-        const again = p2.filter((id) => p1.includes(id));
-        const at = current.indexOf(p1[p1.length - 1]!);
-        // The rows that follow the anchor in the listing now, as far as both reach (the listing of 100 may end within the page).
-        const expected = at < 0 ? undefined : current.slice(at + 1, at + 1 + p2.length);
-        const shown = p2.slice(0, expected?.length ?? 0);
-        if (again.length) problem = `the page after the cursor repeats ${again.length} row(s) of the first page (${again.slice(0, 3).join(', ')})`;
-        else if (expected?.length && expected.join() !== shown.join()) {
-          const missing = expected.filter((id) => !p2.includes(id));
-          problem = `the page after the cursor is not the rows that follow its anchor ${p1[p1.length - 1]} in the listing${missing.length ? `: ${missing.slice(0, 3).join(', ')} skipped` : ''}`;
-        } else problem = '';
+        problem = pageAfterAnchor(p1, ids(next), ids(before), ids(after));
         if (!problem) break;
       }
       t.observe('rows arrived', `the first page changed ${waited(change.waitedMs)} after it was read; its cursor followed then`);
