@@ -41,6 +41,10 @@ export interface Output {
   recorded?: boolean;
   /** Written after an interruption too, with the partial summary. */
   partial?: boolean;
+  /** The output whose files it reads: written once that one is (the others are written at once, side by side). */
+  after?: string;
+  /** Starts what it takes long to load, while the run goes on (warmOutputs). */
+  warm?(o: { html: boolean }): void;
   /** Writes it; gives what it wrote (undefined when there was nothing to write), or throws why it could not. */
   write(r: Report): string | undefined | Promise<string | undefined>;
 }
@@ -84,9 +88,22 @@ export const OUTPUTS: Output[] = [
   { name: 'summary.json', label: 'summary', partial: true, write: (r) => write(r, 'summary.json', json(r.record ?? r.summary)) },
   { name: 'junit.xml', label: 'junit', partial: true, write: (r) => write(r, 'junit.xml', junitXml(r.summary)) },
   { name: 'ctrf.json', label: 'ctrf', partial: true, write: (r) => write(r, 'ctrf.json', json(ctrfReport(r.summary))) },
-  // The HTML report (Allure) and the clause matrix: one folder; the matrix links each check to its page in the report.
-  { name: 'html', label: 'HTML report', write: (r) => (r.html ? writeAllureHtml(r.dir, r.summary, r.title) : undefined) },
-  { name: path.join('html', 'matrix.html'), label: 'matrix', write: (r) => writeMatrix(r.dir, r.summary) },
+  // The HTML report (Allure, in a process of its own, from the Allure results) and the clause matrix (each check
+  // linked to its page in the report): one folder.
+  {
+    name: 'html',
+    label: 'HTML report',
+    after: 'allure-results',
+    warm: (o) => o.html && prewarmHtml(),
+    write: (r) => (r.html ? writeAllureHtml(r.dir, r.summary, r.title) : undefined),
+  },
+  {
+    name: path.join('html', 'matrix.html'),
+    label: 'matrix',
+    after: 'html',
+    warm: () => void loadFacets().catch(() => undefined), // a failure is the matrix's, reported when it is written
+    write: (r) => writeMatrix(r.dir, r.summary),
+  },
 ];
 
 function write(r: Report, name: string, content: string): string {
@@ -114,33 +131,29 @@ export function prepareReportDir(dir: string): string | undefined {
  * before its checks or its client run; writeReport works without it too.
  */
 export function warmOutputs(o: { html: boolean }): void {
-  if (o.html) prewarmHtml();
-  loadFacets().catch(() => undefined); // a failure is the matrix's, reported when it is written
+  for (const output of OUTPUTS) output.warm?.(o);
 }
 
 /** What each output wrote (its path), or why it could not. */
 export type Written = { output: Output; path?: string; error?: string }[];
 
 /**
- * Every output, in the list's order; the outputs written from the summary at once (the HTML report waits on Allure
- * in a process of its own while the matrix's facets load here). `partial`: only those an interruption writes.
+ * Every output of the list (with `partial`, those an interruption writes), each as soon as the output it reads is
+ * written, the others side by side: the HTML report waits on Allure in its process while the files are written
+ * and the matrix's facets load here. What a command did not warm starts now. Gives what each wrote, in the list's order.
  */
 export async function writeReport(r: Report, o: { partial?: boolean } = {}): Promise<Written> {
   const outputs = OUTPUTS.filter((x) => !o.partial || x.partial);
-  const written: Written = [];
-  for (const output of outputs.filter((x) => x.recorded)) written.push(await attempt(output, r));
-  // The matrix links into the HTML report, so it is written after it (reading the report's page ids).
-  const html = outputs.find((x) => x.name === 'html');
-  const rest = outputs.filter((x) => !x.recorded && x !== html);
-  const matrix = rest.filter((x) => x.name.startsWith(`html${path.sep}`));
-  const files = rest.filter((x) => !matrix.includes(x));
-  for (const output of files) written.push(await attempt(output, r));
-  const pagesDone = html ? attempt(html, r) : Promise.resolve(undefined);
-  const facets = matrix.length ? loadFacets().catch(() => undefined) : Promise.resolve();
-  const [htmlWritten] = await Promise.all([pagesDone, facets]);
-  if (htmlWritten) written.push(htmlWritten);
-  for (const output of matrix) written.push(await attempt(output, r));
-  return written;
+  if (!o.partial) warmOutputs({ html: r.html });
+  const done = new Map<string, Promise<Written[number]>>();
+  for (const output of outputs) {
+    const before = (output.after && done.get(output.after)) || Promise.resolve();
+    done.set(
+      output.name,
+      before.then(() => attempt(output, r)),
+    );
+  }
+  return Promise.all(outputs.map((x) => done.get(x.name)!));
 }
 
 async function attempt(output: Output, r: Report): Promise<Written[number]> {
