@@ -18,6 +18,7 @@ export const SECRET_VARS = [
   'GATEWAY_DISABLED_KEY',
   'GATEWAY_EXHAUSTED_KEY',
   'GATEWAY_IP_DENIED_KEY',
+  'GATEWAY_ACCOUNT_DISABLED_KEY',
   'GATEWAY_RATE_LIMITED_KEY',
   'GATEWAY_MANAGEMENT_TOKEN',
 ] as const;
@@ -498,7 +499,7 @@ export function describeConfig(c: RunConfig, env: NodeJS.ProcessEnv): string {
     `requests      timeout ${c.timeoutMs / 1000} s, budget ${c.budget}, ${c.maxRetries} retries, waits up to ${c.maxRetryWaitMs / 1000} s, at most ${c.concurrency} in flight per origin`,
   ];
   if (c.services.includes('gateway')) {
-    for (const v of SECRET_VARS) lines.push(`${v.padEnd(26)}${mask(env[v])}`);
+    for (const v of SECRET_VARS) lines.push(`${v.padEnd(Math.max(26, v.length + 1))}${mask(env[v])}`);
     lines.push(`GATEWAY_MODEL             ${c.gatewayModel ?? '(first listed model)'}`);
     lines.push(`realtime path             ${c.realtimePath}`);
     lines.push(`rate-limit probe          ${c.probeRateLimit ? 'on' : 'off (CONFORMANCE_PROBE_RATE_LIMIT=1 to enable)'}`);

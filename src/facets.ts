@@ -279,7 +279,6 @@ async function streamFacets(): Promise<Facet[]> {
       `${place}: a key over its per-user limit gets 429 without Retry-After`,
       GW_CHECK_IDS.streamPerUser429(op.operationId),
     );
-    if (op.operationId === 'responses') continue;
     add('gw-unknown-model-404', op.operationId, `${place}: an unknown model answers 404, not a stream`, GW_CHECK_IDS.streamUnknownModel(op.operationId));
     add(
       'gw-unknown-model-code',

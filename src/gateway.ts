@@ -38,6 +38,7 @@ const WHAT: Record<SecretVar, string> = {
   GATEWAY_DISABLED_KEY: 'a disabled key',
   GATEWAY_EXHAUSTED_KEY: 'a key beyond its quota ceiling',
   GATEWAY_IP_DENIED_KEY: "a key whose IP allow list excludes the runner's address",
+  GATEWAY_ACCOUNT_DISABLED_KEY: 'a key valid in itself whose account is disabled',
   GATEWAY_RATE_LIMITED_KEY: 'a key over its per-user request limit',
   GATEWAY_MANAGEMENT_TOKEN: 'a management-panel personal access token',
 };
@@ -45,10 +46,13 @@ const WHAT: Record<SecretVar, string> = {
 /**
  * The key states the documents name besides the valid key, each with the statuses they allow for it: 401 for an
  * expired or disabled key (rule 7), any refusal for a key beyond its quota ceiling (rule 6 says only "rejected"),
- * 401/403 for the management token (rule 8: "rejected"), 403 for a caller outside the IP allow list (rule 5). Each
- * names the id of its check on the authentication check (kept from before the states were checked on every path).
+ * 401/403 for the management token (rule 8: "rejected"), 403 for a caller outside the IP allow list (rule 5), 403 for
+ * a key whose account is disabled (States; the 403 row). Each names the id of its check on the authentication check
+ * (kept from before the states were checked on every path). A state marked `alone` is checked under its own
+ * requirement only: a deployment that does not set its variable leaves that one requirement undecided, and the
+ * requirements the other states verify stay verified (see stateRequirements).
  */
-export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: string; reqs: string[]; statuses: number[] }[] = [
+export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: string; reqs: string[]; statuses: number[]; alone?: true }[] = [
   {
     v: 'GATEWAY_EXPIRED_KEY',
     slug: 'expired-key',
@@ -89,7 +93,22 @@ export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: 
     reqs: ['gw-key-ip-allow-list'],
     statuses: [403],
   },
+  {
+    v: 'GATEWAY_ACCOUNT_DISABLED_KEY',
+    slug: 'account-disabled-key',
+    authCheck: 'gw-account-disabled-403',
+    what: 'a key whose account is disabled',
+    reqs: ['gw-account-disabled-403'],
+    statuses: [403],
+    alone: true,
+  },
 ];
+
+/**
+ * The requirements a check of key state `st` cites: the state's own, and `shared` (what the other states' checks
+ * also show: the forms' equivalence, the type and code tables) unless the state stands alone.
+ */
+export const stateRequirements = (st: (typeof KEY_STATES)[number], ...shared: string[]): string[] => (st.alone ? st.reqs : [...st.reqs, ...shared]);
 
 /**
  * The ids of the checks the matrices generate (one per key state, key form and path): the suites register them and
@@ -645,7 +664,7 @@ export async function requireValidKey(t: CheckTools): Promise<string> {
   const v = await verifyApiKey();
   if (v.refused) {
     t.cite(...v.responses);
-    t.notConfigured(v.message!);
+    t.notConfigured(v.message!, 'key-refused');
   }
   return key;
 }

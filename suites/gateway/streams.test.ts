@@ -29,6 +29,7 @@ import {
   requireKey,
   requireValidKey,
   shapeFor,
+  stateRequirements,
   streamedRequest,
   STREAM_OPERATIONS,
   typeNames,
@@ -68,6 +69,13 @@ async function refusedBeforeStream(t: CheckTools, op: GatewayOperation, res: Htt
   jsonBody(res);
 }
 
+/** A JSON text that asks for a stream and breaks off where its prompt starts (the operation's `messages` array or `input` string). */
+function truncatedStreamBody(op: GatewayOperation, model: string): string {
+  const body = minimalBody(op.operationId, model) as Record<string, unknown>;
+  const prompt = Object.keys(body).find((k) => k !== 'model' && typeof body[k] !== 'number')!;
+  return `{"model": ${JSON.stringify(model)}, "stream": true, ${JSON.stringify(prompt)}: ${JSON.stringify(body[prompt]).slice(0, 1)}`;
+}
+
 /** A key state's streamed request on `op`, once per run (its status and its type are two checks). */
 const stateStream = (slug: string, op: GatewayOperation, key: string, form: KeyForm) =>
   once(`stream-key-state:${slug}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
@@ -79,7 +87,7 @@ checkGroup('the refusals that precede a stream', () => {
         {
           id: GW_CHECK_IDS.streamKeyState(st.slug, op.operationId),
           title: `${op.method} ${op.display} with "stream": true refuses ${st.what} with ${st.statuses.join(' or ')} and a JSON error, not a stream`,
-          requirements: st.v === 'GATEWAY_IP_DENIED_KEY' ? [...st.reqs, 'gw-error-code-values'] : st.reqs,
+          requirements: st.v === 'GATEWAY_IP_DENIED_KEY' ? stateRequirements(st, 'gw-error-code-values') : st.reqs,
         },
         async (t) => {
           const stateKey = requireKey(t, st.v);
@@ -120,9 +128,8 @@ checkGroup('the refusals that precede a stream', () => {
         },
       );
 
-    // The unknown model and the body that is not JSON are refused on the Responses-style operation by requests.test.ts
-    // (it does not stream for the reference's models); here they are held on the two protocols the official clients stream.
-    if (op.operationId === 'responses') continue;
+    // An unknown model and a body that is not JSON are refused before any generation, whether or not the model could
+    // stream: held on every operation that streams, the Responses-style one included.
     check(
       {
         id: GW_CHECK_IDS.streamUnknownModel(op.operationId),
@@ -149,8 +156,7 @@ checkGroup('the refusals that precede a stream', () => {
       async (t) => {
         const { key } = await served(t, op);
         const model = await chosenModel();
-        const text = `{"model": ${JSON.stringify(model)}, "stream": true, "messages": [`;
-        const res = await streamedRequest(op, model, { headers: { authorization: `Bearer ${key}` } }, text);
+        const res = await streamedRequest(op, model, { headers: { authorization: `Bearer ${key}` } }, truncatedStreamBody(op, model));
         keyTaken(res, `${op.method} ${op.display}`);
         await refusedBeforeStream(t, op, res, [400], 'a truncated JSON body');
         if (!shapeFor(op.display)) return;
