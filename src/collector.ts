@@ -27,6 +27,7 @@ export class ResultCollector implements Reporter {
       level: meta.level,
       verdict,
       message,
+      ...(verdict === 'skipped' && meta.skip ? { skip: meta.skip } : {}),
       observations: meta.observations,
       requests: meta.requests ?? 0,
       durationMs: Math.round(tc.diagnostic()?.duration ?? 0),

@@ -14,7 +14,7 @@ import { redactorFromEnv, runContext } from './context.js';
 import { inCheck, BudgetExhaustedError, NoResponseError, ResponseTooLargeError, TargetUnavailableError, TransportError, type Exchange } from './http.js';
 import { toAllureExchange, curlFor } from './evidence.js';
 import { AssertionViolation, findingMessage, TELLING_RESPONSE_HEADERS, translateFrameworkMessage } from './findings.js';
-import { READING, type FailingRequest, type Verdict } from './verdicts.js';
+import { READING, type FailingRequest, type Skip, type SkipCause, type SkipKind, type Verdict } from './verdicts.js';
 
 export type { FailingRequest, Verdict } from './verdicts.js';
 
@@ -26,6 +26,8 @@ declare module 'vitest' {
     service?: Service;
     verdict?: Verdict;
     reason?: string;
+    /** A skipped check's kind and cause, as data (the verdict model reads this, never the reason's text). */
+    skip?: Skip;
     observations?: Record<string, string>;
     requests?: number;
     failingRequests?: FailingRequest[];
@@ -34,13 +36,25 @@ declare module 'vitest' {
   }
 }
 
-/** Thrown to skip a check whose input is not configured. */
+/** Thrown to skip a check: its kind (and cause) travel as fields; the message, for the reader, starts with the kind. */
 export class NotConfigured extends Error {
   override name = 'NotConfigured';
+  constructor(
+    why: string,
+    readonly kind: SkipKind = 'not configured',
+    readonly skipCause?: SkipCause,
+  ) {
+    super(why.startsWith(`${kind}: `) ? why : `${kind}: ${why}`);
+  }
 }
+const SETUP_ERROR = 'setup error (precondition): ';
 /** A precondition on the target's data did not hold: a setup error, never a conformance failure. */
 export class PreconditionFailed extends Error {
   override name = 'PreconditionFailed';
+  /** `why`: the condition that did not hold (the message says "setup error (precondition)" before it). */
+  constructor(why: string) {
+    super(why.startsWith(SETUP_ERROR) ? why : SETUP_ERROR + why);
+  }
 }
 
 export interface CheckSpec {
@@ -61,8 +75,11 @@ export interface CheckTools {
    * reading: kept with the observations under `reading: <question>`, and listed on the report's first screen.
    */
   reading(question: string, answer: string): void;
-  /** End the check as skipped: `what` names the setting to configure. */
-  notConfigured(what: string): never;
+  /**
+   * End the check as skipped: `what` names the setting to configure; `cause` a fact the run's verdict says first
+   * (the configured key was refused).
+   */
+  notConfigured(what: string, cause?: SkipCause): never;
   /** End the check as skipped because the run gave it nothing to check (e.g. no 429 was seen). */
   notApplicable(why: string): never;
   /**
@@ -138,14 +155,14 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
       reading(question, answer) {
         meta.observations = { ...meta.observations, [`${READING}${question}`]: answer };
       },
-      notConfigured(what) {
-        throw new NotConfigured(`not configured: ${what}`);
+      notConfigured(what, cause) {
+        throw new NotConfigured(what, 'not configured', cause);
       },
       notApplicable(why) {
-        throw new NotConfigured(`not applicable: ${why}`);
+        throw new NotConfigured(why, 'not applicable');
       },
       notExercised(why) {
-        throw new NotConfigured(`not exercised: ${why}`);
+        throw new NotConfigured(why, 'not exercised');
       },
       violation(message) {
         throw new AssertionViolation(message);
@@ -174,6 +191,7 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
     const message = error instanceof Error ? error.message : String(error);
     meta.reason = message;
     if (verdict === 'skipped') {
+      if (error instanceof NotConfigured) meta.skip = { kind: error.kind, ...(error.skipCause ? { cause: error.skipCause } : {}) };
       tc.skip(message);
       return;
     }
@@ -271,7 +289,7 @@ export function fail(message: string): never {
 
 /** End the check as a setup error unless `cond` holds. */
 export function precondition(cond: unknown, message: string): asserts cond {
-  if (!cond) throw new PreconditionFailed(`setup error (precondition): ${message}`);
+  if (!cond) throw new PreconditionFailed(message);
 }
 
 /** Parse a JSON body, failing the check (not crashing the harness) when it is not JSON. */

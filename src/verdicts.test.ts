@@ -10,6 +10,7 @@ import {
   type CheckResult,
   type RequirementVerdict,
   type RunFacts,
+  type SkipKind,
   type Summary,
   type Verdict,
 } from './verdicts.js';
@@ -26,6 +27,8 @@ const check = (id: string, verdict: Verdict, requirements: string[], message = '
   level,
   verdict,
   message,
+  // The harness records a skip's kind as a field; these rows write it as the harness's message would begin.
+  ...(verdict === 'skipped' ? { skip: { kind: (/^(not applicable|not exercised):/.exec(message)?.[1] ?? 'not configured') as SkipKind } } : {}),
   requests: 1,
   durationMs: 1,
   file: 'x',
@@ -181,4 +184,24 @@ describe('shards merge, by concatenation, into the summary one run of the same c
       expect(pick(merged)).toEqual(pick(whole));
       expect([merged.startedAt, merged.finishedAt]).toEqual([new Date(0).toISOString(), new Date(1100).toISOString()]);
     });
+});
+
+describe('a skip is judged by the kind and cause the harness recorded, never by its words', () => {
+  const skipped = (message: string, skip: CheckResult['skip']): CheckResult => ({ ...check('c', 'skipped', ['r'], message), skip });
+  const catalogue = [{ id: 'r', service: 'feed', level: 'MUST', subject: 'server' } as CatalogueEntry];
+  test('a message that reads "not applicable" on a skip recorded as not configured leaves the requirement undecided', () => {
+    const [q] = requirementResults([skipped('not applicable: words only', { kind: 'not configured' })], ['feed'], catalogue);
+    expect(q!.verdict).toBe('skipped');
+  });
+  test('a skip recorded as not applicable, whatever its words, makes the requirement not exercised', () => {
+    const [q] = requirementResults([skipped('not configured: words only', { kind: 'not applicable' })], ['feed'], catalogue);
+    expect(q!.verdict).toBe('not exercised');
+  });
+  test('a refused key is said first because the skip\'s cause says so, not because a message says "was refused with"', () => {
+    const facts = { complete: true, harnessErrors: [], startedAt: 0, finishedAt: 1, targets: {}, catalogue } as unknown as RunFacts;
+    const byCause = summarize([skipped('not configured: the key did not work (401)', { kind: 'not configured', cause: 'key-refused' })], facts);
+    expect(byCause.message).toMatch(/^the key did not work \(401\) \(1 MUST requirement\(s\) could not be checked\)/);
+    const byWords = summarize([skipped('not configured: GATEWAY_API_KEY was refused with 401', { kind: 'not configured' })], facts);
+    expect(byWords.message).toMatch(/^no MUST requirement failed, but 1 MUST requirement\(s\) were not verified/);
+  });
 });

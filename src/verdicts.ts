@@ -44,6 +44,19 @@ export function readingsOf(checks: readonly CheckResult[]): { question: string; 
   );
 }
 
+/**
+ * Why a check was skipped, as data (the harness sets it; the verdict model reads it, never the message): an input
+ * not configured (the requirement stays undecided), or nothing to check in this run (not applicable, not exercised:
+ * the requirement is "not exercised" when no other check decided it).
+ */
+export type SkipKind = 'not configured' | 'not applicable' | 'not exercised';
+/** What made a check skip, when it is a fact the run's verdict reports first: the configured key was refused. */
+export type SkipCause = 'key-refused';
+export interface Skip {
+  kind: SkipKind;
+  cause?: SkipCause;
+}
+
 export interface CheckResult {
   id: string;
   title: string;
@@ -52,6 +65,8 @@ export interface CheckResult {
   level?: Level;
   verdict: Verdict;
   message?: string;
+  /** A skipped check's kind and cause (absent on a skip the harness did not decide: a filtered or vitest skip). */
+  skip?: Skip;
   observations?: Record<string, string>;
   requests: number;
   durationMs: number;
@@ -155,6 +170,8 @@ export interface Undecided {
   checks: string[];
   /** What would decide it: the variable to set, the data the target needs, or why it did not run. */
   toDecide: string;
+  /** A fact behind it the run's verdict says first (the configured key was refused). */
+  cause?: SkipCause;
 }
 
 /** One requirement of the catalogue, with the verdict its checks reached in this run. */
@@ -170,6 +187,8 @@ export interface RequirementResult {
   verdict: RequirementVerdict;
   checks: { id: string; title: string; verdict: Verdict }[];
   reason?: string;
+  /** The cause of the skip that left it undecided, when the harness named one. */
+  cause?: SkipCause;
   knownDeviation?: KnownDeviation;
 }
 
@@ -359,7 +378,7 @@ export function runVerdict(f: {
 function incompleteMessage(undecidedMust: Undecided[], allowIncomplete?: boolean): string {
   const allowed = allowIncomplete ? '; exit 0 because of --allow-incomplete' : '';
   // A configured key the target refused is a configuration problem: say that first, once.
-  const refused = undecidedMust.find((u) => /was refused with/.test(u.toDecide))?.toDecide.replace(/^not configured: /, '');
+  const refused = undecidedMust.find((u) => u.cause === 'key-refused')?.toDecide.replace(/^not configured: /, '');
   if (refused) return `${refused.split('\n')[0]} (${undecidedMust.length} MUST requirement(s) could not be checked)${allowed}`;
   const some = undecidedMust.slice(0, 4).map((u) => u.id);
   return (
@@ -389,7 +408,15 @@ export function summarize(checkResults: CheckResult[], o: RunFacts): Summary {
   const considered = (q: RequirementResult) => judged.includes(q.service) && q.subject === 'server' && !(o.grep && q.verdict === 'not run');
   const undecided: Undecided[] = requirements
     .filter((q) => considered(q) && UNDECIDED.includes(q.verdict))
-    .map((q) => ({ id: q.id, service: q.service, level: q.level, verdict: q.verdict, checks: q.checks.map((c) => c.id), toDecide: q.reason ?? '' }));
+    .map((q) => ({
+      id: q.id,
+      service: q.service,
+      level: q.level,
+      verdict: q.verdict,
+      checks: q.checks.map((c) => c.id),
+      toDecide: q.reason ?? '',
+      ...(q.cause ? { cause: q.cause } : {}),
+    }));
   const notExercised = requirements
     .filter((q) => considered(q) && q.verdict === 'not exercised')
     .map((q) => ({ id: q.id, service: q.service, level: q.level, why: q.reason ?? '' }));
@@ -555,9 +582,9 @@ function deviationStatus(d: KnownDeviation, results: CheckResult[]): DeviationSt
   return { ...d, status, checks: mine.map((r) => r.id) };
 }
 
-/** The kind of a skip, from the reason the harness gave it. */
+/** The kind of a skip, as the harness recorded it: a skip it did not decide (a filter's) counts as not configured. */
 function skipKind(c: CheckResult): 'not configured' | 'not exercised' {
-  return /^not (applicable|exercised):/.test(c.message ?? '') ? 'not exercised' : 'not configured';
+  return c.skip && c.skip.kind !== 'not configured' ? 'not exercised' : 'not configured';
 }
 
 /**
@@ -618,6 +645,7 @@ export function requirementResults(
                     : verdict === 'skipped'
                       ? firstReason((c) => c.verdict === 'skipped' && skipKind(c) === 'not configured')
                       : firstReason((c) => c.verdict !== 'passed'),
+      ...(verdict === 'skipped' && notConfigured.find((c) => c.skip?.cause) ? { cause: notConfigured.find((c) => c.skip?.cause)!.skip!.cause } : {}),
       knownDeviation: mine.find((c) => c.knownDeviation)?.knownDeviation,
     });
   }

@@ -28,11 +28,10 @@ async function ok200(op: FeedOperation, cite: (...r: HttpResponse[]) => void): P
   const p = await operationProbe(op);
   cite(...p.evidence);
   if (p.first.status === 404 && MAY_BE_ABSENT.has(op.operationId)) {
-    throw new PreconditionFailed(`setup error (precondition): ${op.operationId} answered 404, which the document allows; nothing to check`);
+    throw new PreconditionFailed(`${op.operationId} answered 404, which the document allows; nothing to check`);
   }
   // Whether the operation answers 200 at all is the anonymous-access check's requirement; these check its headers.
-  if (p.first.status !== 200)
-    throw new PreconditionFailed(`setup error (precondition): ${op.operationId} answered ${p.first.status}, not 200 (reported by the anonymous-access check)`);
+  if (p.first.status !== 200) throw new PreconditionFailed(`${op.operationId} answered ${p.first.status}, not 200 (reported by the anonymous-access check)`);
   return p;
 }
 
@@ -153,7 +152,7 @@ checkGroup('conditional requests on every operation', () => {
         if (last.res.status !== 200) fail(`If-None-Match: ${last.sent} answered ${last.res.status}, where 304 (or 200 with new content) is required`);
         if (!last.res.header('etag')) fail(`If-None-Match: ${last.sent} answered 200 without an ETag to revalidate with`);
         throw new PreconditionFailed(
-          `setup error (precondition): the content changed before each of ${r.steps.length} conditional GETs, each sent at once after the response whose ETag it carried: ` +
+          `the content changed before each of ${r.steps.length} conditional GETs, each sent at once after the response whose ETag it carried: ` +
             'the feed changes faster than a revalidation can finish, so whether an unchanged resource answers 304 could not be seen',
         );
       },
@@ -194,7 +193,7 @@ checkGroup('conditional requests on every operation', () => {
           sent = next;
         }
         throw new PreconditionFailed(
-          `setup error (precondition): no conditional GET on a connection of its own gave a 304 in ${EXTRA_REVALIDATIONS + 1} tries, each sent at once with the newest ETag (the content kept changing)`,
+          `no conditional GET on a connection of its own gave a 304 in ${EXTRA_REVALIDATIONS + 1} tries, each sent at once with the newest ETag (the content kept changing)`,
         );
       },
     );
@@ -279,7 +278,7 @@ checkGroup('If-None-Match is read as HTTP defines it', () => {
             }
             if (res.status === 200 && tag && !weakMatch(tag, current))
               throw new PreconditionFailed(
-                `setup error (precondition): the content changed before each of ${EXTRA_REVALIDATIONS + 1} tries of one If-None-Match form, each sent at once with the newest ETag`,
+                `the content changed before each of ${EXTRA_REVALIDATIONS + 1} tries of one If-None-Match form, each sent at once with the newest ETag`,
               );
             failures.push(`${label} (If-None-Match: ${sent}) answered ${res.status}, where 304 is required`);
             break;

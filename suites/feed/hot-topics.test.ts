@@ -10,10 +10,7 @@ const hotTopics = () =>
   once('hot-topics', async () => {
     const res = await feedGet('/api/v1/hot-topics');
     // Whether it answers 200 is the anonymous-access check's requirement; these check what a 200 holds.
-    if (res.status !== 200)
-      throw new PreconditionFailed(
-        `setup error (precondition): GET /api/v1/hot-topics answered ${res.status}, not 200 (reported by the anonymous-access check)`,
-      );
+    if (res.status !== 200) throw new PreconditionFailed(`GET /api/v1/hot-topics answered ${res.status}, not 200 (reported by the anonymous-access check)`);
     return { res, entries: listOf(inputJson(res, `GET ${res.url}`), profile().hotTopics.list!) as Record<string, unknown>[] };
   });
 
@@ -110,9 +107,7 @@ checkGroup('hot topics', () => {
         const status = await storyStatus(segment);
         // A refusal (401/403) says nothing about the link: whether stories are open is the anonymous-access check's.
         if (status === 401 || status === 403)
-          throw new PreconditionFailed(
-            `setup error (precondition): the story endpoint refused "${segment}" with ${status} (reported by the anonymous-access check)`,
-          );
+          throw new PreconditionFailed(`the story endpoint refused "${segment}" with ${status} (reported by the anonymous-access check)`);
         // A redirect means a merged story: the id is one the endpoint knows (its status is feed-story-merged-308's to judge).
         if (status !== 200 && !(status >= 300 && status < 400))
           fail(`the story endpoint for "${segment}" (last segment of ${url.href}): ${status}, where 200 (or a redirect, for a merged story) is required`);

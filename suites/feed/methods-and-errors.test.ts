@@ -18,22 +18,19 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
       t.cite(res);
       expect(res.header('www-authenticate'), 'WWW-Authenticate (an authentication challenge)').toBeUndefined();
       expect(res.status, `${name} without credentials`).not.toBeOneOf([401, 403]);
-      if (res.status === 404 && MAY_BE_ABSENT.has(name))
-        throw new PreconditionFailed(`setup error (precondition): ${name} answered 404, which the document allows`);
+      if (res.status === 404 && MAY_BE_ABSENT.has(name)) throw new PreconditionFailed(`${name} answered 404, which the document allows`);
       // A 400 to a request built from the feed's own answers (a story id, a date, a snapshot cursor, a limit) judges
       // that input, not anonymous access: the checks of that input report it.
       const { path, query } = await op.resolve();
       if (res.status === 400 && (Object.keys(query ?? {}).length > 0 || WITH_ID.has(name)))
-        throw new PreconditionFailed(
-          `setup error (precondition): ${name} answered 400 to ${path} with the input the feed gave (reported by the checks of that input)`,
-        );
+        throw new PreconditionFailed(`${name} answered 400 to ${path} with the input the feed gave (reported by the checks of that input)`);
       expect(res.status, `${name} without credentials`).toBe(200);
     });
 
     check({ id: `feed-json-body-${kebab(name)}`, title: `${name}: a successful body is JSON`, requirements: ['feed-success-json'] }, async (t) => {
       const { res } = await plainGet(op);
       t.cite(res);
-      if (res.status !== 200) throw new PreconditionFailed(`setup error (precondition): ${name} answered ${res.status}, not 200`);
+      if (res.status !== 200) throw new PreconditionFailed(`${name} answered ${res.status}, not 200`);
       expect(res.header('content-type'), 'Content-Type').toMatch(
         /^application\/([\w.-]+\+)?json\b/i,
         'a JSON media type (application/json or application/*+json)',

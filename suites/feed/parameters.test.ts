@@ -28,7 +28,7 @@ function listingJson(res: HttpResponse): unknown {
   try {
     return JSON.parse(res.body);
   } catch {
-    throw new PreconditionFailed(`setup error (precondition): the 200 body of ${res.url} is not JSON (reported by the JSON body check)`);
+    throw new PreconditionFailed(`the 200 body of ${res.url} is not JSON (reported by the JSON body check)`);
   }
 }
 
@@ -173,13 +173,13 @@ for (const o of OPERATIONS) {
           if (cmp.outcome === 'same') return;
           if (cmp.outcome === 'moving')
             throw new PreconditionFailed(
-              `setup error (precondition): the listing changed between every two requests, each sent at once after the other (${cmp.responses.length} requests): the feed changes faster than the comparison can finish`,
+              `the listing changed between every two requests, each sent at once after the other (${cmp.responses.length} requests): the feed changes faster than the comparison can finish`,
             );
           // An explicit limit that is not honored is the limit rule's defect (reported by its range check), not the default's.
           const n = listOf(listingJson(explicit), o.list()).length;
           if (s.type === 'integer' && p.name === 'limit' && n > Number(s.default))
             throw new PreconditionFailed(
-              `setup error (precondition): ${p.name}=${String(s.default)} returned ${n} entries: the value is not honored (reported by the ${p.name} range checks)`,
+              `${p.name}=${String(s.default)} returned ${n} entries: the value is not honored (reported by the ${p.name} range checks)`,
             );
           expect(list(explicit), `${p.name}=${String(s.default)} lists what the request without it lists`).toBe(list(plain));
         });

@@ -42,7 +42,7 @@ async function target(place: FeedPlace): Promise<{ path: string; query?: Record<
   if (!place.follows) return { path: place.path!, query: place.query, evidence: [] };
   const first = await feedGet(place.path!, { query: place.query });
   const next = first.status === 200 ? nextOf(place, first.body) : undefined;
-  if (!next) throw new PreconditionFailed(`setup error (precondition): ${place.path} answered ${first.status} with no next page to continue to`);
+  if (!next) throw new PreconditionFailed(`${place.path} answered ${first.status} with no next page to continue to`);
   return { path: place.path!, query: { ...place.query, [place.follows.param]: next }, evidence: [first] };
 }
 
@@ -83,11 +83,9 @@ async function ok(place: FeedPlace, cite: (...r: HttpResponse[]) => void): Promi
   const p = await probe(place);
   cite(...p.evidence);
   if (place.method === 'HEAD' && (p.first.status === 405 || p.first.status === 501))
-    throw new PreconditionFailed(
-      `setup error (precondition): HEAD answered ${p.first.status}: the deployment serves no HEAD, so no HEAD response is there to judge`,
-    );
+    throw new PreconditionFailed(`HEAD answered ${p.first.status}: the deployment serves no HEAD, so no HEAD response is there to judge`);
   if (p.first.status === 404 && MAY_BE_ABSENT.has(place.operationId))
-    throw new PreconditionFailed(`setup error (precondition): ${place.operationId} answered 404, which the document allows`);
+    throw new PreconditionFailed(`${place.operationId} answered 404, which the document allows`);
   precondition(p.first.status === 200, `${place.text} answered ${p.first.status}, not 200 (reported by the checks of that parameter and of access)`);
   return p;
 }

@@ -14,8 +14,7 @@ const liveStoryBody = async () => {
   const s = await liveStory();
   const res = s.evidence[s.evidence.length - 1]!;
   // Whether the story answers 200 at all is the anonymous-access check's requirement; these check what it holds.
-  if (res.status !== 200)
-    throw new PreconditionFailed(`setup error (precondition): GET ${storyPath(s.id)} answered ${res.status}, not 200 (reported by the anonymous-access check)`);
+  if (res.status !== 200) throw new PreconditionFailed(`GET ${storyPath(s.id)} answered ${res.status}, not 200 (reported by the anonymous-access check)`);
   return { id: s.id, res, root: field(storyJson(res), profile().story.root!) as Root | undefined };
 };
 
@@ -24,7 +23,7 @@ function storyJson(res: HttpResponse): unknown {
   try {
     return JSON.parse(res.body);
   } catch {
-    throw new PreconditionFailed(`setup error (precondition): the story's 200 body is not JSON (reported by the JSON body check)`);
+    throw new PreconditionFailed(`the story's 200 body is not JSON (reported by the JSON body check)`);
   }
 }
 
@@ -99,7 +98,7 @@ checkGroup('the story body', () => {
         const found = others.find((o) => long(o.root));
         if (!found)
           throw new PreconditionFailed(
-            `setup error (precondition): needs a story with at least two entries in its coverage timeline; none of the ${others.length + 1} stories seen has one`,
+            `needs a story with at least two entries in its coverage timeline; none of the ${others.length + 1} stories seen has one`,
           );
         chosen = found;
       }
@@ -138,10 +137,7 @@ checkGroup('the story body', () => {
         const others = await otherStories(live.id);
         for (const o of others) t.cite(o.res);
         const found = others.map((o) => ({ o, l: referenceLists(o.root, `story ${o.id}`) })).find((x) => x.l.storyline.length + x.l.related.length > 0);
-        if (!found)
-          throw new PreconditionFailed(
-            `setup error (precondition): needs a story with a storyline or related reference; none of the ${others.length + 1} stories seen has one`,
-          );
+        if (!found) throw new PreconditionFailed(`needs a story with a storyline or related reference; none of the ${others.length + 1} stories seen has one`);
         lists = found.l;
         from = found.o.id;
       }
@@ -222,7 +218,7 @@ checkGroup('merged stories', () => {
         t.cite(...named.evidence);
         if (!named.ids.includes(merged.id))
           throw new PreconditionFailed(
-            `setup error (precondition): FEED_MERGED_STORY_ID=${merged.id} is unknown to the target (GET ${storyPath(merged.id)} answered 404) and none of its hot-topic story links names it: check the configured id`,
+            `FEED_MERGED_STORY_ID=${merged.id} is unknown to the target (GET ${storyPath(merged.id)} answered 404) and none of its hot-topic story links names it: check the configured id`,
           );
       }
       expect(merged.res.status, `GET ${storyPath(merged.id)}`).toBe(308);

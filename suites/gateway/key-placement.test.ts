@@ -104,7 +104,7 @@ checkGroup('the key is taken whole', () => {
         t.violation(
           `GET /v1/models refused GATEWAY_API_KEY in every documented form and accepted "Authorization: Bearer" with the key stripped of its sk- prefix`,
         );
-      if (v.refused) t.notConfigured(v.message!);
+      if (v.refused) t.notConfigured(v.message!, 'key-refused');
       // Accepted in some form: whether Bearer takes it whole on each path is gw-key-bearer-on-*'s finding.
       t.observe('the key as configured', `accepted (${v.responses.map((r) => r.status).join(', ')})`);
     },

@@ -215,7 +215,7 @@ checkGroup('requests the gateway must refuse', () => {
           try {
             res = await malformed(key);
           } catch (e) {
-            throw new PreconditionFailed(`setup error (precondition): ${where} with a truncated JSON body got no answer (${(e as Error).message})`);
+            throw new PreconditionFailed(`${where} with a truncated JSON body got no answer (${(e as Error).message})`);
           }
           t.cite(res);
           precondition(res.status === 400, `${where} answered ${res.status} to a truncated JSON body (its status is gw-invalid-body-400's finding)`);
