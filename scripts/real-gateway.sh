@@ -20,8 +20,9 @@
 #      per-group model-request limit (ModelRequestRateLimit*, group "limited": one request per 24 hours), three
 #      channels (OpenAI type: ref-chat-small; Anthropic type: ref-chat-large; Gemini type: ref-chat-gemini, mapped
 #      to the stand-in's ref-chat-small), and the keys: valid, expired, disabled, exhausted (remain quota 0, not
-#      unlimited), IP-denied (allow list 10.255.255.1, excluding 127.0.0.1), and a rate-limited one (a second user
-#      in group "limited", its limit used up by one request here);
+#      unlimited), IP-denied (allow list 10.255.255.1, excluding 127.0.0.1), a rate-limited one (a second user
+#      in group "limited", its limit used up by one request here), and an account-disabled one (a key valid in
+#      itself, of a third user the root then disables);
 #   5. prints `export GATEWAY_URL=... GATEWAY_API_KEY=...` (and the other keys, GATEWAY_MODEL) on stdout, or writes
 #      them to --env-file FILE (mode 600). Keys are generated at run time by new-api; nothing secret is kept here.
 #
@@ -35,6 +36,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${REAL_GATEWAY_STATE:-${TMPDIR:-/tmp}/real-gateway-$(id -u)}"
 ROOT_USER=root
 LIMITED_USER=limited
+DISABLED_USER=disabled
 
 log() { printf 'real-gateway: %s\n' "$*" >&2; }
 die() {
@@ -169,9 +171,10 @@ start_new_api() {
 }
 
 configure() {
-  local password limited_password expired
+  local password limited_password disabled_password expired
   password="$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | cut -c1-16)"
   limited_password="$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | cut -c1-16)"
+  disabled_password="$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | cut -c1-16)"
   api POST /api/setup "{\"username\":\"$ROOT_USER\",\"password\":\"$password\",\"confirmPassword\":\"$password\",\"SelfUseModeEnabled\":false,\"DemoSiteEnabled\":false}" >/dev/null
   login_as "$ROOT_USER" "$password"
   local root_auth=("${AUTH[@]}") management="$ACCESS_TOKEN"
@@ -213,8 +216,17 @@ configure() {
     [ "$attempt" = first ] && [ "$status" != 200 ] && die "the rate-limited key's first request answered $status: $(cat "$STATE/limited.out")"
   done
   [ "$status" = 429 ] || die "the rate-limited key's second request answered $status, where 429 was expected: $(cat "$STATE/limited.out")"
+
+  # A key valid in itself whose account is disabled: a third user's key, then the root disables that user.
+  api POST /api/user/ "{\"username\":\"$DISABLED_USER\",\"password\":\"$disabled_password\",\"display_name\":\"$DISABLED_USER\"}" >/dev/null
+  local did
+  did="$(api GET "/api/user/search?keyword=$DISABLED_USER" | json "String((d.data.items ?? d.data).find(u=>u.username==='$DISABLED_USER').id)")"
+  login_as "$DISABLED_USER" "$disabled_password"
+  token ACCOUNT_DISABLED_KEY account-disabled '"expired_time":-1,"unlimited_quota":true'
+  AUTH=("${root_auth[@]}")
+  api POST /api/user/manage "{\"id\":$did,\"action\":\"disable\"}" >/dev/null
   MANAGEMENT_TOKEN="$management"
-  log "configured: root user, 3 channels, keys valid/expired/disabled/exhausted/ip-denied/rate-limited, access token"
+  log "configured: root user, 3 channels, keys valid/expired/disabled/exhausted/ip-denied/rate-limited/account-disabled, access token"
 }
 
 write_env() {
@@ -230,6 +242,7 @@ export GATEWAY_EXPIRED_KEY=$EXPIRED_KEY
 export GATEWAY_DISABLED_KEY=$DISABLED_KEY
 export GATEWAY_EXHAUSTED_KEY=$EXHAUSTED_KEY
 export GATEWAY_IP_DENIED_KEY=$IP_DENIED_KEY
+export GATEWAY_ACCOUNT_DISABLED_KEY=$ACCOUNT_DISABLED_KEY
 export GATEWAY_RATE_LIMITED_KEY=$RATE_LIMITED_KEY
 export GATEWAY_MANAGEMENT_TOKEN=$MANAGEMENT_TOKEN
 EOF
