@@ -24,6 +24,19 @@ import type { HttpResponse } from '../../src/http.js';
  * (problem+json, X-Request-Id) is asserted by the checks citing those requirements.
  */
 /** A listing's JSON body; a 200 that is not JSON is feed-success-json's finding (its own check reports it). */
+/**
+ * What a parameter's default decides, as a comparable key: which entries, in which order, with which fields. Each
+ * entry by its id and its field names (values aside: a live feed edits its items between two requests; an entry
+ * without an id whole), so edits never look like a difference and a busy writer rarely makes the listing "moving".
+ */
+function defaultKey(r: HttpResponse, listPath: string): string {
+  if (r.status !== 200) return `status ${r.status}`;
+  const id = profile().items.id!;
+  const entry = (e: unknown) =>
+    e !== null && typeof e === 'object' && !Array.isArray(e) && field(e, id) !== undefined ? [field(e, id), Object.keys(e).sort()] : e;
+  return JSON.stringify(listOf(listingJson(r), listPath).map(entry));
+}
+
 function listingJson(res: HttpResponse): unknown {
   try {
     return JSON.parse(res.body);
@@ -145,14 +158,7 @@ for (const o of OPERATIONS) {
         // The operation's own defaults requirement when it has one (items), else the parameter's rule: one requirement per check.
         const reqs = [DEFAULTS_REQUIREMENT[o.operationId] ?? req];
         check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async (t) => {
-          // What a parameter's default decides: which entries, in which order, with which fields. Each entry by its id
-          // and its field names (values aside: a live feed edits its items between two requests; an entry without an
-          // id whole), so edits never look like a difference and a busy writer rarely makes the listing "moving".
-          const entry = (e: unknown) =>
-            e !== null && typeof e === 'object' && !Array.isArray(e) && field(e, profile().items.id!) !== undefined
-              ? [field(e, profile().items.id!), Object.keys(e).sort()]
-              : e;
-          const list = (r: HttpResponse) => (r.status === 200 ? JSON.stringify(listOf(listingJson(r), o.list()).map(entry)) : `status ${r.status}`);
+          const list = (r: HttpResponse) => defaultKey(r, o.list());
           // The request without the parameter and the one with its default, compared as a live feed allows: the
           // listing may move on between two requests (compareLive tells that from a real difference).
           // Control: the operation answers 200 without the parameter (whether it does is the anonymous-access check's).

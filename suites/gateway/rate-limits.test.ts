@@ -74,6 +74,13 @@ async function perUser429(t: CheckTools, op: GatewayOperation, key: string, stre
   return res;
 }
 
+/** Control: the path exists and takes the valid key, so a 404 with the rate-limited key is not read as a missing path. */
+async function pathTakesValidKey(t: CheckTools, op: GatewayOperation): Promise<void> {
+  const served = await pathServed(op, await requireValidKey(t));
+  t.cite(...served.evidence);
+  precondition(served.served, `${op.method} ${op.display} answered ${served.what} with the valid key: the path's answers could not be read`);
+}
+
 // One after another, and alone: the IP-level probe needs a quiet origin, and the per-user check must not meet its burst.
 describe.sequential('429s', () => {
   check(
@@ -107,10 +114,7 @@ describe.sequential('429s', () => {
       },
       async (t) => {
         const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
-        // Control: the path exists and takes the valid key, so a 404 below is not read as a missing path.
-        const served = await pathServed(op, await requireValidKey(t));
-        t.cite(...served.evidence);
-        precondition(served.served, `${op.method} ${op.display} answered ${served.what} with the valid key: the path's answers could not be read`);
+        await pathTakesValidKey(t, op);
         await perUser429(t, op, key);
       },
     );
@@ -127,9 +131,7 @@ describe.sequential('429s', () => {
       },
       async (t) => {
         const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
-        const served = await pathServed(op, await requireValidKey(t));
-        t.cite(...served.evidence);
-        precondition(served.served, `${op.method} ${op.display} answered ${served.what} with the valid key: the path's answers could not be read`);
+        await pathTakesValidKey(t, op);
         await perUser429(t, op, key, true);
       },
     );
