@@ -14,7 +14,7 @@
 import type { Exchange } from './http.js';
 import { weakMatch, parseCacheControl, sMaxAge } from './caching.js';
 import { field } from './spec.js';
-import { instant } from './feed.js';
+import { effectiveTime, instant } from './feed.js';
 
 /** One answer of the run from a documented operation, as the rules here read it. */
 export interface Seen {
@@ -219,15 +219,15 @@ export function longestUnchanged(seen: Seen[]): { key: string; url: string; etag
 
 /**
  * The URLs whose content moved during the run (their 200s carried more than one ETag), the one that moved last
- * first, each with the ETags its 200s carried, oldest first.
+ * first, each with the ETags its 200s carried, oldest first, and when the run first saw it.
  */
-export function movedUrls(seen: Seen[]): { url: string; etags: string[] }[] {
-  const out: { url: string; etags: string[]; moved: number }[] = [];
+export function movedUrls(seen: Seen[]): { url: string; etags: string[]; first: number }[] {
+  const out: { url: string; etags: string[]; moved: number; first: number }[] = [];
   for (const list of bodiesByUrl(seen).values()) {
     const etags = list.map((s) => s.etag!).filter((e, i, all) => i === 0 || !weakMatch(e, all[i - 1]!));
     if (etags.length < 2) continue;
     const moved = list.filter((s, i) => i > 0 && !weakMatch(s.etag!, list[i - 1]!.etag!)).pop()!.sent;
-    out.push({ url: list[0]!.x.url, etags, moved });
+    out.push({ url: list[0]!.x.url, etags, moved, first: list[0]!.sent });
   }
   return out.sort((a, b) => b.moved - a.moved);
 }
@@ -448,4 +448,61 @@ export function lostByWalk(before: ChangeEntry[], walk: ChangeEntry[], after: Ch
   const walked = new Set(walk.map((e) => e.id));
   const still = new Set(after.map((e) => e.change));
   return before.filter((e) => still.has(e.change) && !walked.has(e.id));
+}
+
+/** The Date header of an answer as an instant (RFC 9110 6.6.1), or undefined. */
+const dateOf = (s: Seen) => {
+  const d = Date.parse(s.x.responseHeaders?.['date'] ?? '');
+  return Number.isNaN(d) ? undefined : d;
+};
+/** The items listings' windows (the document's `window` values; 7d by default). */
+const WINDOWS: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000 };
+
+/**
+ * A listing holds only rows of its window: "Older rows may leave the window between requests", and once left they
+ * are not listed. The target's own "now" is bounded from below by what it said before: the Date of every answer
+ * received before the listing was requested (the target's clock had reached it), so a row whose time under `by` lies
+ * more than the window before that is outside the window the listing covers (feed-items-by-timeline,
+ * feed-items-by-published). No tolerance is needed and none is taken: the bound never runs ahead of the target's
+ * clock. An answer from a cache (any Age header) is not judged.
+ */
+export function rowsInWindow(seen: Seen[], by: 'timeline' | 'published', p: { list: string; id: string }): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  // The origin's own 200s (an error may come from an edge in front of it, a cached answer carries Age).
+  const dated = seen.filter((d) => d.status === 200 && d.x.responseHeaders?.['age'] === undefined && dateOf(d) !== undefined);
+  for (const s of seen) {
+    if (s.path !== '/api/v1/items' || s.status !== 200 || s.body === undefined || s.x.responseHeaders?.['age'] !== undefined) continue;
+    const q = new URL(s.x.url).searchParams;
+    const span = WINDOWS[q.get('window') ?? '7d'];
+    const list = field(s.body, p.list);
+    if ((q.get('by') ?? 'timeline') !== by || span === undefined || !Array.isArray(list)) continue;
+    // The latest Date the target had sent before this request (its clock had reached it).
+    const earlier = dated.filter((d) => d.received < s.sent).reduce<Seen | undefined>((m, d) => (m && dateOf(m)! >= dateOf(d)! ? m : d), undefined);
+    if (!earlier) continue;
+    const bound = dateOf(earlier)! - span;
+    judged++;
+    for (const item of list as Record<string, unknown>[]) {
+      const t = typeof item === 'object' && item !== null ? effectiveTime(item, by) : undefined;
+      if (t !== undefined && t < bound)
+        bad.push(
+          `${at(s)} lists ${String(field(item, p.id))} at ${new Date(t).toISOString()} under by=${by}, before its window (window=${q.get('window') ?? '7d'}): the target's clock had reached ${new Date(dateOf(earlier)!).toISOString()} (the Date of ${at(earlier)})`,
+        );
+    }
+  }
+  return { judged, bad };
+}
+
+/**
+ * The merged ids whose 308s named more than one story during the run, each as "id → B, then C": the story it had
+ * merged into was merged in turn, and its Location moved on to the story that stands (the reading the run saw).
+ */
+export function movedLocations(seen: Seen[]): string[] {
+  const by = new Map<string, string[]>();
+  for (const s of seen.filter((e) => e.status === 308 && e.path.startsWith(STORY) && !e.cached)) {
+    const to = locationId(s);
+    const list = by.get(storyId(s)) ?? [];
+    if (to !== undefined && list.at(-1) !== to) by.set(storyId(s), [...list, to]);
+  }
+  return [...by].filter(([, l]) => l.length > 1).map(([id, l]) => `${id} → ${l.join(', then ')}`);
 }

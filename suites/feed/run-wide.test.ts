@@ -28,7 +28,10 @@ import {
   sameContentSameEtag,
   sameEtagSameContent,
   seenOf,
+  rowsInWindow,
+  movedLocations,
   type Judged,
+  type Seen,
 } from '../../src/between.js';
 
 /** The run's exchanges with the feed: under its base URL (a redirect followed out of a path prefix reached something else). */
@@ -422,35 +425,78 @@ interface LateRevalidation {
 }
 
 /**
- * One late look, the run's last requests, shared by the checks below: each story id the run saw merged asked again
- * (three at most), the latest daily report and then the archive's first entry (?limit=1, as the document tells a
- * client to), the hot topics, the two URLs whose content moved last, fetched and revalidated with the ETag they had
- * before (a 304 there is a validator kept after it was replaced), and the URL whose content stayed the same longest
- * in the run, fetched and then
- * revalidated with its ETag (two more tries when that content moved). Later than every other feed check, so a
- * promise kept for a while only after a change (a redirect that expires, an archive that lags its latest report)
- * or one that wears off with an ETag's age (a 304's freshness counting down) is seen broken.
+ * A merged id asked again late: its answer, then the story its Location leads to, followed while that answers 308
+ * (three hops at most); when a hop answered 308 (the story it pointed at has merged since), the id once more, so its
+ * Location is seen after that merge. An id that no longer answers 308 is followed through the Location it had: a
+ * story answering 200 after it shows the story endpoint still serves stories.
+ */
+async function askMergedAgain(path: string, lastLocation: string | undefined): Promise<HttpResponse[]> {
+  const res = [await feedGet(storyPath(decodeURIComponent(path.slice('/api/v1/stories/'.length))))];
+  let loc = res[0]!.status === 308 ? res[0]!.header('location') : lastLocation;
+  let from = res[0]!.url;
+  let chained = false;
+  for (let hop = 0; loc && hop < 3; hop++) {
+    const next = await feedGet(new URL(loc, from));
+    res.push(next);
+    if (next.status !== 308) break;
+    chained = true;
+    [loc, from] = [next.header('location'), next.url];
+  }
+  if (chained && res[0]!.status === 308) res.push(await feedGet(new URL(res[0]!.url)));
+  return res;
+}
+
+/**
+ * The URLs whose content moved, revalidated with ETags they had left behind (200 is due to each): the two that moved
+ * last with the ETag they carried before their current one (a validator kept for a while after it was replaced),
+ * and the one the run first saw longest ago with the first ETag it had (a validator kept for good).
+ */
+async function revalidateMoved(seen: Seen[]): Promise<HttpResponse[]> {
+  const res: HttpResponse[] = [];
+  const moved = movedUrls(seen);
+  const oldest = [...moved].sort((a, b) => a.first - b.first)[0];
+  let asked = 0;
+  for (const u of [...moved.slice(0, 4), ...(oldest ? [oldest] : [])]) {
+    const isOldest = u === oldest;
+    if (!isOldest && asked === 2) continue;
+    const now = await feedGet(new URL(u.url));
+    res.push(now);
+    const current = now.header('etag');
+    if (now.status !== 200 || !current) continue;
+    const previous = isOldest ? undefined : u.etags.filter((e) => !weakMatch(e, current)).pop();
+    const first = isOldest && !weakMatch(u.etags[0]!, current) ? u.etags[0] : undefined;
+    for (const tag of [previous, first]) if (tag) res.push(await feedGet(new URL(u.url), { headers: { 'if-none-match': tag } }));
+    if (previous) asked++;
+  }
+  return res;
+}
+
+/**
+ * One late look, the run's last requests, shared by the checks below: the latest daily report and then the archive's
+ * first entry (?limit=1, as the document tells a client to), the hot topics, the run's first 24h listing under each
+ * timestamp rule read again (rows that left the window since must be gone), the URLs whose content moved revalidated with ETags they
+ * had left (revalidateMoved), the URL whose content stayed the same longest in the run, fetched and then revalidated
+ * with its ETag (two more tries when that content moved), and last each story id the run saw merged asked again
+ * (three at most, the first merged first; askMergedAgain). Later than every other feed check, so a promise kept for a
+ * while only after a change (a redirect that expires, a validator honoured for a while after it was replaced, an
+ * archive that lags its latest report, a window that stops moving) or one that wears off with an ETag's age (a 304's
+ * freshness counting down) is seen broken.
  */
 const lateLook = () =>
   once('run-wide-late-look', async () => {
     const seen = runSeen();
-    const merged = [...new Set(seen.filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/')).map((s) => s.path))];
     const res: HttpResponse[] = [];
-    for (const path of merged.slice(0, 3)) res.push(await feedGet(storyPath(decodeURIComponent(path.slice('/api/v1/stories/'.length)))));
     res.push(await feedGet('/api/v1/dailies/latest'));
     res.push(await feedGet('/api/v1/dailies', { query: { limit: 1 } }));
     res.push(await feedGet('/api/v1/hot-topics'));
-    // The two URLs that moved last, revalidated with the ETag they carried before their current one (200 is due).
-    let asked = 0;
-    for (const u of movedUrls(seen).slice(0, 4)) {
-      const now = await feedGet(new URL(u.url));
-      res.push(now);
-      const current = now.header('etag');
-      const previous = current && u.etags.filter((e) => !weakMatch(e, current)).pop();
-      if (now.status !== 200 || !previous) continue;
-      res.push(await feedGet(new URL(u.url), { headers: { 'if-none-match': previous } }));
-      if (++asked === 2) break;
+    // The run's first 24h listing under each timestamp rule (no cursor), read again: rows leave that window soonest.
+    for (const by of ['timeline', 'published']) {
+      const first = seen.find(
+        (s) => s.path === '/api/v1/items' && s.status === 200 && paramOf(s, 'window') === '24h' && paramOf(s, 'by') === by && !paramOf(s, 'cursor'),
+      );
+      if (first) res.push(await feedGet(new URL(first.x.url)));
     }
+    res.push(...(await revalidateMoved(seen)));
     let revalidated: LateRevalidation | undefined;
     for (const u of longestUnchanged(seen).slice(0, 3)) {
       const ok = await feedGet(new URL(u.url));
@@ -462,8 +508,15 @@ const lateLook = () =>
       if (notModified.status === 304) revalidated = { ok, notModified, firstSeen: u.first };
       break;
     }
+    // Last, so each merged id is asked as long after its first 308 as the run allows.
+    const merged = seen.filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/'));
+    for (const path of [...new Set(merged.map((s) => s.path))].slice(0, 3))
+      res.push(...(await askMergedAgain(path, merged.filter((s) => s.path === path).at(-1)?.x.responseHeaders?.['location'])));
     return { res, revalidated };
   });
+
+/** A query parameter of an answer's request, with the document's default for window and by. */
+const paramOf = (s: Seen, name: string) => new URL(s.x.url).searchParams.get(name) ?? { window: '7d', by: 'timeline' }[name];
 
 describe.sequential('between two exchanges of the run: validators', () => {
   check(
@@ -561,7 +614,28 @@ describe.sequential('between two exchanges of the run: freshness and the hot-top
   );
 });
 
-describe.sequential('between two exchanges of the run: items, stories and daily reports', () => {
+describe.sequential('between two exchanges of the run: the items window', () => {
+  for (const by of ['timeline', 'published'] as const)
+    check(
+      {
+        id: `feed-run-items-rows-in-window-${by}`,
+        title: `every items listing of the run under by=${by} holds only rows of its window, judged by the target's own clock as its earlier answers dated it`,
+        requirements: [by === 'timeline' ? 'feed-items-by-timeline' : 'feed-items-by-published'],
+      },
+      async (t) => {
+        t.cite(...(await lateLook()).res);
+        const p = profile().items;
+        judge(
+          t,
+          rowsInWindow(runSeen(), by, { list: p.list!, id: p.id! }),
+          `no items listing under by=${by} followed an answer with a Date header`,
+          'items listings held rows older than their window (the Date of an earlier answer minus the window)',
+        );
+      },
+    );
+});
+
+describe.sequential('between two exchanges of the run: stories and daily reports', () => {
   check(
     {
       id: 'feed-run-discovered-at-fixed',
@@ -595,6 +669,13 @@ describe.sequential('between two exchanges of the run: items, stories and daily 
     },
     async (t) => {
       t.cite(...(await lateLook()).res);
+      // The document's surviving story is the one that still stands: once the story an id had merged into is merged in
+      // turn, the id's Location names the new survivor (a Location at the merged story, which 308s on, is not it).
+      const moved = movedLocations(runSeen());
+      t.observe(
+        'Location after the survivor merged in turn',
+        moved.length ? moved.slice(0, 3).join('; ') : 'not seen (no survivor of a merged id merged in turn while the run asked)',
+      );
       judge(t, locationSurvives(runSeen()), 'no story of the run answered 308 with a Location', '308s pointed at a story already merged');
     },
   );
