@@ -173,7 +173,8 @@ export function noStaleNotModified(seen: Seen[]): Judged {
       const asked = nm.x.requestHeaders['if-none-match'];
       if (!asked || asked.includes(',') || asked.trim() === '*') continue;
       // The newest 200 in before this request was sent, sent after every answer that carried the ETag asked about.
-      const lastAsked = list.filter((s) => weakMatch(s.etag!, asked) && s !== nm && s.sent < nm.sent).pop();
+      // Sent at or before it (timestamps in whole ms: a 200 received in the ms this request was sent counts as in).
+      const lastAsked = list.filter((s) => weakMatch(s.etag!, asked) && s !== nm && s.sent <= nm.sent).pop();
       const newer = oks.filter((s) => s.received < nm.sent).pop();
       if (!newer) continue;
       judged++;
@@ -477,18 +478,21 @@ export function rowsInWindow(seen: Seen[], by: 'timeline' | 'published', p: { li
     const span = WINDOWS[q.get('window') ?? '7d'];
     const list = field(s.body, p.list);
     if ((q.get('by') ?? 'timeline') !== by || span === undefined || !Array.isArray(list)) continue;
-    // The latest Date the target had sent before this request (its clock had reached it).
-    const earlier = dated.filter((d) => d.received < s.sent).reduce<Seen | undefined>((m, d) => (m && dateOf(m)! >= dateOf(d)! ? m : d), undefined);
+    // The latest Date the target had sent before this request (its clock had reached it); a ms apart at least, as
+    // the record's times are whole ms.
+    const earlier = dated.filter((d) => d.received + 1 < s.sent).reduce<Seen | undefined>((m, d) => (m && dateOf(m)! >= dateOf(d)! ? m : d), undefined);
     if (!earlier) continue;
     const bound = dateOf(earlier)! - span;
     judged++;
-    for (const item of list as Record<string, unknown>[]) {
-      const t = typeof item === 'object' && item !== null ? effectiveTime(item, by) : undefined;
-      if (t !== undefined && t < bound)
-        bad.push(
-          `${at(s)} lists ${String(field(item, p.id))} at ${new Date(t).toISOString()} under by=${by}, before its window (window=${q.get('window') ?? '7d'}): the target's clock had reached ${new Date(dateOf(earlier)!).toISOString()} (the Date of ${at(earlier)})`,
-        );
-    }
+    const outside = (list as unknown[]).filter((item): item is Record<string, unknown> => {
+      const t = typeof item === 'object' && item !== null ? effectiveTime(item as Record<string, unknown>, by) : undefined;
+      return t !== undefined && t < bound;
+    });
+    const first = outside[0];
+    if (first)
+      bad.push(
+        `${at(s)} lists ${outside.length} row(s) before its window (window=${q.get('window') ?? '7d'}), e.g. ${String(field(first, p.id))} at ${new Date(effectiveTime(first, by)!).toISOString()} under by=${by}, when the target's clock had reached ${new Date(dateOf(earlier)!).toISOString()} (the Date of ${at(earlier)})`,
+      );
   }
   return { judged, bad };
 }

@@ -515,6 +515,24 @@ const lateLook = () =>
     return { res, revalidated };
   });
 
+/**
+ * The run's answers, with the whole body of each of `responses` where the record holds only its start (a listing of
+ * a hundred rows is longer than an exchange records): the late look's re-reads are judged whole.
+ */
+function withWholeBodies(seen: Seen[], responses: HttpResponse[]): Seen[] {
+  for (const r of responses) {
+    const x = r.attempts.at(-1);
+    const s = x && seen.find((e) => e.x.startedAt === x.startedAt && e.x.url === x.url && e.x.method === x.method);
+    if (!s || s.body !== undefined || s.status !== 200 || s.x.method !== 'GET') continue;
+    try {
+      s.body = JSON.parse(r.body);
+    } catch {
+      // not JSON: feed-every-200-json's finding
+    }
+  }
+  return seen;
+}
+
 /** A query parameter of an answer's request, with the document's default for window and by. */
 const paramOf = (s: Seen, name: string) => new URL(s.x.url).searchParams.get(name) ?? { window: '7d', by: 'timeline' }[name];
 
@@ -623,11 +641,12 @@ describe.sequential('between two exchanges of the run: the items window', () => 
         requirements: [by === 'timeline' ? 'feed-items-by-timeline' : 'feed-items-by-published'],
       },
       async (t) => {
-        t.cite(...(await lateLook()).res);
+        const late = (await lateLook()).res;
+        t.cite(...late);
         const p = profile().items;
         judge(
           t,
-          rowsInWindow(runSeen(), by, { list: p.list!, id: p.id! }),
+          rowsInWindow(withWholeBodies(runSeen(), late), by, { list: p.list!, id: p.id! }),
           `no items listing under by=${by} followed an answer with a Date header`,
           'items listings held rows older than their window (the Date of an earlier answer minus the window)',
         );
