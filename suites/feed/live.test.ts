@@ -22,9 +22,11 @@ import {
   listOf,
   once,
   operationProbe,
+  problemCode,
   profile,
   storyPath,
   waitUntilChanged,
+  WINDOW_MS,
   type FeedOperation,
 } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
@@ -133,7 +135,74 @@ function watched(operationId: string): Promise<Watch> {
 }
 function startWatches(): void {
   for (const id of WATCHED) watchOne(id).catch(() => undefined);
+  edgeCursor().catch(() => undefined);
 }
+
+/** A window=24h cursor anchored on the row next to the window's oldest, issued as the watches begin. */
+interface EdgeCursor {
+  cursor: string;
+  query: Record<string, string | number>;
+  anchor: { id: string; at: number };
+  at: number;
+  res: HttpResponse[];
+}
+/**
+ * The listing of window=24h (one page of 100), then a page of all its rows but the oldest: its cursor is anchored
+ * on the row next to the window's edge, the one a live feed's clock takes out of the window soonest. Undefined when
+ * the window holds fewer than two rows, or more than a page of 100 (its edge is not reached without walking it).
+ */
+function edgeCursor(): Promise<EdgeCursor | undefined> {
+  return once('live-edge-cursor', async () => {
+    const ip = profile().items;
+    const all = await feedGet('/api/v1/items', { query: { window: '24h', limit: 100 }, continuation: true });
+    if (all.status !== 200 || field(json(all), ip.hasMore!) === true) return undefined;
+    const n = listOf(json(all), ip.list!).length;
+    if (n < 2) return undefined;
+    const query = { window: '24h', limit: n - 1 };
+    const page = await feedGet('/api/v1/items', { query, continuation: true });
+    const cursor = page.status === 200 ? field(json(page), ip.nextCursor!) : undefined;
+    const last = page.status === 200 ? (listOf(json(page), ip.list!).at(-1) as Record<string, unknown> | undefined) : undefined;
+    const key = last && effectiveTime(last, 'timeline');
+    if (typeof cursor !== 'string' || !last || key === undefined) return undefined;
+    return { cursor, query, anchor: { id: idOf(last), at: key }, at: Date.now(), res: [all, page] };
+  });
+}
+
+checkGroup('the 24h window edge, across the watches', () => {
+  check(
+    {
+      id: 'feed-live-cursor-anchor-left-window',
+      title: 'a window=24h cursor whose anchor has left the window while the run waited is rejected with invalid_cursor',
+      requirements: ['feed-items-cursor-window'],
+    },
+    async (t) => {
+      startWatches();
+      const c = await edgeCursor();
+      if (!c) return t.notApplicable('window=24h gave no cursor anchored next to its oldest row (fewer than two rows, or more than 100)');
+      t.cite(...c.res);
+      await afterTheWait(c.at);
+      // The target's clock, from below: the Date of an answer received before the cursor is sent again.
+      const clock = await feedGet('/api/v1/items', { query: { window: '24h', limit: 1 } });
+      const reached = Date.parse(clock.header('date') ?? '');
+      t.cite(clock);
+      if (Number.isNaN(reached) || c.anchor.at >= reached - WINDOW_MS['24h']!)
+        return t.notApplicable(
+          `the target did not change during the run: waited ${waited(Date.now() - c.at)} for the anchor ${c.anchor.id} (${new Date(c.anchor.at).toISOString()}) of a window=24h cursor to leave the window by the target's Date`,
+        );
+      const res = await feedGet('/api/v1/items', { query: { ...c.query, cursor: c.cursor } });
+      t.cite(res);
+      t.observe(
+        'anchor',
+        `${c.anchor.id} at ${new Date(c.anchor.at).toISOString()}, outside window=24h once the target's Date read ${new Date(reached).toISOString()}`,
+      );
+      const code = res.status === 400 && res.header('content-type')?.includes('json') ? problemCode(json(res) as Record<string, unknown>) : undefined;
+      if (res.status !== 400 || code !== 'invalid_cursor')
+        t.violation(
+          `the cursor anchored on ${c.anchor.id}, which had left window=24h, answered ${res.status}${code === undefined ? '' : ` (${String(code)})`}, where 400 invalid_cursor is required`,
+        );
+    },
+  );
+});
 
 // ---------------------------------------------------------------- the mirror: snapshot, a change, changes
 
