@@ -306,8 +306,9 @@ export function locationId(s: Seen): string | undefined {
 
 /**
  * A merge is a transition with no way back (the document's only state row for a story): once a story id answered
- * 308, no later request for it answers 200, nor 404 while the story endpoint still serves stories (a story answered
- * 200 to a request sent after that 404 was in) (feed-story-merged-308).
+ * 308, no later request for it answers 200, nor 304 (a conditional request with the merged story's old ETag
+ * confirms no representation: the 308 is the answer), nor 404 while the story endpoint still serves stories (a story
+ * answered 200 to a request sent after that 404 was in) (feed-story-merged-308).
  */
 export function mergedStaysMerged(seen: Seen[]): Judged {
   const stories = seen.filter((s) => s.path.startsWith(STORY) && s.path.length > STORY.length && !s.cached);
@@ -316,9 +317,13 @@ export function mergedStaysMerged(seen: Seen[]): Judged {
   for (const m of stories.filter((s) => s.status === 308)) {
     const later = stories.filter((s) => storyId(s) === storyId(m) && s.sent > m.received && s.status !== 308);
     judged += stories.filter((s) => storyId(s) === storyId(m) && s.sent > m.received).length;
+    // A 304 to a validator the id's own 308s carried confirms the redirect: not judged.
+    const redirectTags = stories.filter((s) => storyId(s) === storyId(m) && s.status === 308 && s.etag).map((s) => s.etag!);
     for (const s of later) {
       const layerUp = s.status === 404 && stories.some((o) => o.status === 200 && o.sent > s.received);
-      if (s.status === 200 || layerUp) bad.push(`${at(m)} redirected to ${locationId(m) ?? '?'}, then ${at(s)}`);
+      const asked = s.x.requestHeaders['if-none-match'] ?? '';
+      const stale = s.status === 304 && !redirectTags.some((e) => asked.split(',').some((a) => weakMatch(a.trim(), e)));
+      if (s.status === 200 || stale || layerUp) bad.push(`${at(m)} redirected to ${locationId(m) ?? '?'}, then ${at(s)}`);
     }
   }
   return { judged, bad: [...new Set(bad)] };

@@ -425,13 +425,15 @@ interface LateRevalidation {
 }
 
 /**
- * A merged id asked again late: its answer, then the story its Location leads to, followed while that answers 308
+ * A merged id asked again late: its answer (and its answer to the ETag of its last 200), then the story its Location leads to, followed while that answers 308
  * (three hops at most); when a hop answered 308 (the story it pointed at has merged since), the id once more, so its
  * Location is seen after that merge. An id that no longer answers 308 is followed through the Location it had: a
  * story answering 200 after it shows the story endpoint still serves stories.
  */
-async function askMergedAgain(path: string, lastLocation: string | undefined): Promise<HttpResponse[]> {
-  const res = [await feedGet(storyPath(decodeURIComponent(path.slice('/api/v1/stories/'.length))))];
+async function askMergedAgain(path: string, lastLocation: string | undefined, lastEtag: string | undefined): Promise<HttpResponse[]> {
+  const id = decodeURIComponent(path.slice('/api/v1/stories/'.length));
+  // With the ETag of its last 200 too, as a client that held the story asks: 308 is the answer to that as well.
+  const res = [await feedGet(storyPath(id)), ...(lastEtag ? [await feedGet(storyPath(id), { headers: { 'if-none-match': lastEtag } })] : [])];
   let loc = res[0]!.status === 308 ? res[0]!.header('location') : lastLocation;
   let from = res[0]!.url;
   let chained = false;
@@ -510,8 +512,10 @@ const lateLook = () =>
     }
     // Last, so each merged id is asked as long after its first 308 as the run allows.
     const merged = seen.filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/'));
-    for (const path of [...new Set(merged.map((s) => s.path))].slice(0, 3))
-      res.push(...(await askMergedAgain(path, merged.filter((s) => s.path === path).at(-1)?.x.responseHeaders?.['location'])));
+    for (const path of [...new Set(merged.map((s) => s.path))].slice(0, 3)) {
+      const lastEtag = seen.filter((s) => s.path === path && s.status === 200 && s.etag).at(-1)?.etag;
+      res.push(...(await askMergedAgain(path, merged.filter((s) => s.path === path).at(-1)?.x.responseHeaders?.['location'], lastEtag)));
+    }
     return { res, revalidated };
   });
 
