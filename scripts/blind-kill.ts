@@ -18,7 +18,7 @@ import { startFeedReference } from '../fixtures/feed/reference.js';
 import { keyEnv, startGatewayReference } from '../fixtures/gateway/reference.js';
 import { REFERENCE_CONFIGURATIONS } from '../fixtures/variants.js';
 import { limiter, runCli } from '../fixtures/run-cli.js';
-import type { Modifier } from '../fixtures/server-kit.js';
+import type { Modifier, Req, Reply } from '../fixtures/server-kit.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -59,17 +59,60 @@ interface Row {
   service: string;
   sentence: string;
   caught: boolean;
+  /** Requests and answers the variant changed in its run: 0 means it never departed from the reference there. */
+  altered: number;
   verdict: string;
   exit: number | null;
   by: string[];
   seconds: number;
 }
 
+const reqText = (r: Req) => JSON.stringify([r.method, r.path, String(r.query), r.headers, r.body]);
+const replyText = (r: Reply | undefined) => (r === undefined ? 'open' : JSON.stringify([r.status, r.headers, r.body]));
+
+/**
+ * A fresh instance of the variant (its state starts empty for each run), as a modifier of its service, counting the
+ * requests and answers it changes: a variant that changed nothing in a run showed no defect there (its trigger never
+ * came: data, a request or a moment the run did not have), which the table tells apart from one the suite missed.
+ */
+function counted(f: BlindVariant): { modifier: Modifier; altered: () => number } {
+  let altered = 0;
+  const note = (changed: boolean) => void (changed && altered++);
+  const modifier: Modifier = {
+    name: f.name,
+    breaks: [],
+    description: f.description,
+    before:
+      f.before &&
+      ((req: Req) => {
+        const was = reqText(req);
+        const out = f.before!(req);
+        note(reqText(out) !== was);
+        return out;
+      }),
+    after:
+      f.after &&
+      ((req: Req, reply: Reply) => {
+        const was = replyText(reply);
+        const out = f.after!(req, reply);
+        note(replyText(out) !== was);
+        return out;
+      }),
+    handshake:
+      f.handshake &&
+      ((req: Req, reply: Reply | undefined) => {
+        const was = replyText(reply);
+        const out = f.handshake!(req, reply);
+        note(replyText(out) !== was);
+        return out;
+      }),
+  };
+  return { modifier, altered: () => altered };
+}
+
 /** One variant, alone, over a fresh reference of its service. */
 async function measure(v: BlindVariant, fresh: () => BlindVariant): Promise<Row> {
-  // A fresh instance of the variant (its state starts empty for each run), as a modifier of its service.
-  const f = fresh();
-  const modifier: Modifier = { name: v.name, breaks: [], description: v.description, before: f.before, after: f.after, handshake: f.handshake };
+  const { modifier, altered } = counted(fresh());
   const env: Record<string, string> = { ...(configuration!.env ?? {}) };
   let args: string[];
   let close: () => Promise<void>;
@@ -92,6 +135,7 @@ async function measure(v: BlindVariant, fresh: () => BlindVariant): Promise<Row>
       service: v.service,
       sentence: v.sentence,
       caught: by.length > 0,
+      altered: altered(),
       verdict: s?.verdict ?? `no summary (exit ${run.code})`,
       exit: run.code,
       by,
@@ -110,7 +154,7 @@ const rows = await Promise.all(
     gate(async () => {
       const row = await measure(v, fresh);
       console.error(
-        `[${++done}/${all.length}] ${row.caught ? 'caught  ' : 'SURVIVED'} ${row.name} (${row.verdict}, ${row.seconds} s)${row.caught ? `: ${row.by.join(', ')}` : ''}`,
+        `[${++done}/${all.length}] ${row.caught ? 'caught  ' : row.altered ? 'SURVIVED' : 'inert   '} ${row.name} (${row.verdict}, ${row.altered} changed, ${row.seconds} s)${row.caught ? `: ${row.by.join(', ')}` : ''}`,
       );
       return row;
     }),
@@ -122,5 +166,11 @@ const byService = (s: string) => {
   return `${s} ${of.filter((r) => r.caught).length}/${of.length}`;
 };
 console.log(`caught ${caught} of ${rows.length} (${Math.round((100 * caught) / Math.max(1, rows.length))} %): ${byService('feed')}, ${byService('gateway')}`);
-for (const r of rows.filter((x) => !x.caught)) console.log(`survived: ${r.name} — ${r.sentence.slice(0, 140)}`);
+const fired = rows.filter((r) => r.altered > 0 || r.caught);
+const firedCaught = fired.filter((r) => r.caught).length;
+console.log(
+  `of the ${fired.length} that changed at least one request or answer: caught ${firedCaught} (${Math.round((100 * firedCaught) / Math.max(1, fired.length))} %); ` +
+    `${rows.length - fired.length} changed nothing in their run (no defect shown on this reference: inert)`,
+);
+for (const r of rows.filter((x) => !x.caught)) console.log(`${r.altered ? 'survived' : 'inert'}: ${r.name} — ${r.sentence.slice(0, 140)}`);
 if (values.out) writeFileSync(values.out, `${JSON.stringify({ configuration: configuration.id, caught, total: rows.length, rows }, null, 2)}\n`);
