@@ -384,6 +384,49 @@ export function vendorAFields(body: string): { type: unknown; code: unknown; mes
   return { type: field(parsed, 'error.type'), code: field(parsed, 'error.code'), message: field(parsed, 'error.message') };
 }
 
+/** Edit distance between two short strings (codes), for telling a table code spelt another way. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * Whether an error code not in the code tables names one of them in another form: the table's code in another case,
+ * without its `channel:` prefix, misspelt (two edits or fewer: a letter, a plural, a truncated suffix), or an unknown
+ * code in the `channel:` namespace, which the tables own. Such a code is no upstream's own word (vendor A and B
+ * upstream codes are far from every table code), so it is a departure in every envelope and on every path, whatever
+ * the error's type. Returns what it is, or undefined for a table code or one unlike every table code.
+ */
+export function codeInAnotherForm(code: unknown, codes: Set<string>): string | undefined {
+  if (typeof code !== 'string' || code === '' || codes.has(code)) return undefined;
+  for (const c of codes) {
+    if (c.toLowerCase() === code.toLowerCase()) return `${c} in another case`;
+    if (c.startsWith('channel:') && c.slice('channel:'.length) === code) return `${c} with its channel: prefix dropped`;
+  }
+  if (code.startsWith('channel:')) return 'a channel: code the tables do not list';
+  const near = [...codes].find((c) => editDistance(c, code) <= 2);
+  return near === undefined ? undefined : `${near} misspelt`;
+}
+
+/**
+ * Whether an error type is used outside the place the type table gives it: rerank_error is the rerank interface's
+ * ("error of the rerank interface"), vendord_error the fourth vendor's image-job interfaces', which are neither of the
+ * documented path families (`/v1`: vendor A, vendor B and the listing; `/v1beta`: vendor C).
+ */
+export function typeOutOfPlace(type: unknown, path: string): string | undefined {
+  const t = gw().errorTypes;
+  const p = path.split('?')[0]!;
+  if (type === (t.rerank_error ?? 'rerank_error') && !/\/rerank$/.test(p)) return "the rerank interface's type on another path";
+  if (type === (t.vendord_error ?? 'vendord_error') && /^\/v1(beta)?\//.test(p))
+    return "the fourth vendor's image-job type on a path of the /v1 or /v1beta families";
+  return undefined;
+}
+
 /** The error code whichever envelope carries it (vendor A error.code, vendor B error.type). */
 export async function errorCode(res: HttpResponse, path: string): Promise<unknown> {
   const shape = shapeFor(path) ?? 'vendor-a';
