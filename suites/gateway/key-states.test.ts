@@ -79,6 +79,9 @@ function expectGatewayError(t: CheckTools, res: HttpResponse, what: string): voi
   const { type, code } = vendorAFields(res.body);
   t.observe('error', `type ${JSON.stringify(type)}, code ${JSON.stringify(code)}`);
   expect(type, `error.type of the refusal of ${what} (the gateway's own error)`).toBe(typeNames().gatewayError);
+  // "Codes with the channel: prefix come from upstream accounts, not from the request": the caller's own key is the request's.
+  if (typeof code === 'string' && code.startsWith('channel:'))
+    t.violation(`the refusal of ${what} carries code ${code}, an upstream account's code, for the request's own key`);
 }
 
 checkGroup('keys that must not pass the authentication check', () => {
@@ -182,8 +185,8 @@ checkGroup('a key refusal is an error of the gateway itself on every path', () =
     check(
       {
         id: GW_CHECK_IDS.keyRefusalType(op.operationId),
-        title: `${op.method} ${op.display}: the refusal of a key in each state is a gateway_error`,
-        requirements: ['gw-error-type-values'],
+        title: `${op.method} ${op.display}: the refusal of a key in each state is a gateway_error, with no upstream account's channel: code`,
+        requirements: ['gw-error-type-values', 'gw-error-code-values'],
       },
       async (t) => {
         const configured = KEY_STATES.filter((st) => secret(st.v));

@@ -21,9 +21,12 @@ import {
   protocolHeaders,
   requireKey,
   requireValidKey,
+  shapeFor,
   statedLimit,
   STREAM_OPERATIONS,
+  typeNames,
   unknownModel,
+  vendorAFields,
 } from '../../src/gateway.js';
 
 const operations = await gatewayOperations();
@@ -71,6 +74,10 @@ async function perUser429(t: CheckTools, op: GatewayOperation, key: string, stre
   expect(res.status, what).toBe(429);
   expect(res.header('retry-after'), 'a per-user 429 carries no Retry-After').toBeUndefined();
   if (stream) expect(isEventStream(res), `${what}: the 429 answered as an event stream`).toBe(false);
+  // The per-user limit is the gateway's own limiting layer (it counts one account's requests): where the envelope
+  // carries a type (vendor A), it is gateway_error, not a vendor's passed-through type.
+  if (shapeFor(op.display) === 'vendor-a')
+    expect(vendorAFields(res.body).type, `error.type of ${what}'s 429 (the gateway's own per-user limit)`).toBe(typeNames().gatewayError);
   return res;
 }
 
@@ -87,7 +94,7 @@ describe.sequential('429s', () => {
     {
       id: GW_CHECK_IDS.perUser429('chatCompletions'),
       title: 'a key over its per-user limit gets 429 whose body states the window in minutes and the maximum count, without Retry-After',
-      requirements: ['gw-429-per-user'],
+      requirements: ['gw-429-per-user', 'gw-error-type-values'],
     },
     async (t) => {
       const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
@@ -110,7 +117,7 @@ describe.sequential('429s', () => {
       {
         id: GW_CHECK_IDS.perUser429(op.operationId),
         title: `${op.method} ${op.display}: a key over its per-user limit gets 429 without Retry-After`,
-        requirements: ['gw-429-per-user'],
+        requirements: ['gw-429-per-user', 'gw-error-type-values'],
       },
       async (t) => {
         const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
@@ -127,7 +134,7 @@ describe.sequential('429s', () => {
       {
         id: GW_CHECK_IDS.streamPerUser429(op.operationId),
         title: `${op.method} ${op.display} with "stream": true: a key over its per-user limit gets 429 without Retry-After, not a stream`,
-        requirements: ['gw-429-per-user'],
+        requirements: ['gw-429-per-user', 'gw-error-type-values'],
       },
       async (t) => {
         const key = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');

@@ -167,6 +167,9 @@ checkGroup('the refusals that precede a stream', () => {
   }
 });
 
+/** The endpoint requirement a well-formed request of each operation is served under. */
+const SERVES: Record<string, string> = { chatCompletions: 'gw-chat-completions', messages: 'gw-messages', generateContent: 'gw-generate-content' };
+
 /** A small generation with `"stream": false`: what a client that does not stream may send (the default of each protocol). */
 checkGroup('"stream": false is not a stream', () => {
   for (const op of operations.filter((o) => o.operationId !== 'responses')) {
@@ -174,7 +177,7 @@ checkGroup('"stream": false is not a stream', () => {
       {
         id: GW_CHECK_IDS.streamFalseJson(op.operationId),
         title: `${op.method} ${op.display} with "stream": false answers a JSON body, not an event stream`,
-        requirements: ['gw-stream-false-json'],
+        requirements: ['gw-stream-false-json', ...(SERVES[op.operationId] ? [SERVES[op.operationId]!] : [])],
       },
       async (t) => {
         const key = await requireValidKey(t);
@@ -189,6 +192,10 @@ checkGroup('"stream": false is not a stream', () => {
         keyTaken(res, `${op.method} ${op.display}`);
         t.observe('answer', `${res.status} ${res.header('content-type') ?? '(no content type)'}`);
         expect(isEventStream(res), `${op.method} ${op.display} with "stream": false answered an event stream (text/event-stream)`).toBe(false);
+        // The request is the protocol's documented payload ("other parameters are optional"), a listed model and the
+        // valid key: a 400 ("invalid body") or another request defect refuses a well-formed request.
+        if (res.status >= 400 && res.status < 500 && ![401, 403, 404, 429].includes(res.status))
+          t.violation(`${op.method} ${op.display}, a well-formed request with "stream": false, answered ${res.status}: ${res.body.slice(0, 200)}`);
         precondition(
           res.status >= 200 && res.status < 300,
           `${op.method} ${op.display} with "stream": false answered ${res.status} (the generation checks judge it)`,
