@@ -9,7 +9,7 @@
  * key-form requests name an unknown model, so none of them generates; the uncredentialed requests are the run's own
  * small generations without the key, so an open gateway shows itself by generating.
  */
-import { check, expect, precondition, checkGroup } from '../../src/harness.js';
+import { check, expect, precondition, checkGroup, type CheckTools } from '../../src/harness.js';
 import {
   bearerControl,
   chosenModel,
@@ -23,6 +23,7 @@ import {
   gatewaySend,
   GW_CHECK_IDS,
   judge,
+  type KeyForm,
   LIMITED_FORMS,
   looseErrorCodes,
   minimalBody,
@@ -111,6 +112,32 @@ checkGroup('the key is taken whole', () => {
   );
 });
 
+const listedIds = (res: HttpResponse): string[] => {
+  try {
+    const data = (JSON.parse(res.body) as { data?: unknown }).data;
+    return Array.isArray(data) ? data.map((e) => String((e as { id?: unknown } | null)?.id)).sort() : [];
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * "The forms are equivalent" and the protocols "differ only in where the key is placed": the same key's listing in
+ * another form names the models its Bearer listing names. A difference is read once more with Bearer (the listing may
+ * have changed between the two) before it is a departure.
+ */
+async function sameListing(t: CheckTools, op: GatewayOperation, key: string, res: HttpResponse, form: KeyForm): Promise<void> {
+  const ids = listedIds(res).join('\n');
+  let control = await bearerControl(op, key);
+  if (listedIds(control).join('\n') !== ids) control = await unknownModelRequest(op, placeKey('bearer', key));
+  t.cite(control);
+  const bearerIds = listedIds(control);
+  if (bearerIds.join('\n') !== ids)
+    t.violation(
+      `${op.method} ${op.display} with the key in ${FORM_LABEL[form]} listed ${listedIds(res).length} model(s) [${listedIds(res).slice(0, 5).join(', ')}], with Authorization: Bearer ${bearerIds.length} [${bearerIds.slice(0, 5).join(', ')}]: the forms are equivalent`,
+    );
+}
+
 checkGroup('each key form is accepted where the table lists it', () => {
   for (const op of operations) {
     for (const form of op.forms) {
@@ -131,7 +158,10 @@ checkGroup('each key form is accepted where the table lists it', () => {
           t.cite(res);
           const j = judge(res, op);
           t.observe('answer with the key', j.what);
-          if (j.kind === 'accepted') return;
+          if (j.kind === 'accepted') {
+            if (op.operationId === 'listModels' && form !== 'bearer') await sameListing(t, op, key, res, form);
+            return;
+          }
           if (j.kind === 'refused') t.violation(`${op.method} ${op.display} refused the key in ${FORM_LABEL[form]} (${res.status})`);
           // Neither accepted nor refused: the form's fault only when the same request with Bearer is answered as documented.
           const control = form === 'bearer' ? res : await bearerControl(op, key);
