@@ -25,6 +25,8 @@ const pathOf = (x: Exchange) => operationPath('gateway', x.url)!;
  * The run's exchanges with the gateway under its base URL, the realtime WebSocket handshakes included: a refused
  * handshake is an HTTP answer of a vendor A interface, its error in the vendor A envelope and its 429 one of the two kinds.
  */
+/** The documented operations' paths, where a key is read (an unknown path's 404 is about the path). */
+const DOCUMENTED_PATH = /^\/v1\/(models|chat\/completions|messages|responses|realtime)$|^\/v1beta\/models\/[^/]+:/;
 const gatewayExchanges = () => runExchanges('gateway').filter((x) => operationPath('gateway', x.url) !== undefined);
 
 /** A recorded exchange as a response (bodies are recorded up to 16 KiB, enough for an error). */
@@ -120,6 +122,31 @@ describe.sequential('every response the run saw', () => {
         if (other) t.violation(`${where(x)}: code ${JSON.stringify(code)} is ${other}, not a code of the code tables in its documented form`);
       }
       t.observe('errors checked', `${errors.length} (${typed.length} with a type)`);
+    },
+  );
+
+  check(
+    {
+      id: 'gw-every-made-up-key-401',
+      title: 'every request of the run that carried a key the suite made up (well-formed, issued by no deployment) was answered 401',
+      requirements: ['gw-key-invalid-401', 'gw-models-bad-credential-401'],
+    },
+    async (t) => {
+      // The suite's made-up keys: sk-conformance-invalid-… (recorded as sent) and the canary (recorded under its name).
+      const madeUp = (s: string | undefined) => s !== undefined && /sk-conformance-invalid-|\$CONFORMANCE_CANARY_KEY/.test(s);
+      const carried = gatewayExchanges().filter((x) => {
+        const h = x.requestHeaders ?? {};
+        const query = new URL(x.url).searchParams.get('key') ?? undefined;
+        return (
+          DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!) &&
+          [h.authorization, h['x-api-key'], h['x-vendorc-api-key'], h['sec-websocket-protocol'], query].some(madeUp)
+        );
+      });
+      if (carried.length === 0) return t.notApplicable('the run sent no made-up key');
+      // A transient answer (429, 5xx) is retried as the retry rules say and tells nothing about the key.
+      for (const x of carried.filter((e) => e.status !== 401 && e.status !== 429 && e.status! < 500))
+        t.violation(`${x.method} ${x.url}: a key no deployment issued was answered ${x.status}, not 401 ("An invalid … key gives 401")`);
+      t.observe('requests with a made-up key', String(carried.length));
     },
   );
 
