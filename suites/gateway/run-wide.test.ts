@@ -3,7 +3,7 @@
  * all other gateway checks (files run in path order).
  */
 import { describe } from 'vitest';
-import { check } from '../../src/harness.js';
+import { check, type CheckTools } from '../../src/harness.js';
 import { operationPath, runExchanges } from '../../src/context.js';
 import {
   codeInAnotherForm,
@@ -25,8 +25,8 @@ const pathOf = (x: Exchange) => operationPath('gateway', x.url)!;
  * The run's exchanges with the gateway under its base URL, the realtime WebSocket handshakes included: a refused
  * handshake is an HTTP answer of a vendor A interface, its error in the vendor A envelope and its 429 one of the two kinds.
  */
-/** The documented operations' paths, where a key is read (an unknown path's 404 is about the path). */
-const DOCUMENTED_PATH = /^\/v1\/(models|chat\/completions|messages|responses|realtime)$|^\/v1beta\/models\/[^/]+:/;
+/** The documented HTTP operations' paths, where a key is read (an unknown path's 404 is about the path; a handshake with a made-up key is the realtime checks'). */
+const DOCUMENTED_PATH = /^\/v1\/(models|chat\/completions|messages|responses)$|^\/v1beta\/models\/[^/]+:/;
 const gatewayExchanges = () => runExchanges('gateway').filter((x) => operationPath('gateway', x.url) !== undefined);
 
 /** A recorded exchange as a response (bodies are recorded up to 16 KiB, enough for an error). */
@@ -40,6 +40,55 @@ const asResponse = (x: Exchange): HttpResponse => ({
   json: () => JSON.parse(x.responseBody ?? '') as never,
   header: (n) => x.responseHeaders?.[n.toLowerCase()],
 });
+
+/** Every error of the run: its type from the table and in its place, a gateway_error's code from the tables, no code spelt another way. */
+async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
+  const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated);
+  // Vendor A's envelope, and on vendor C paths (whose body the document does not show) an error that comes in it
+  // (error.type a string): its type and code are the tables' as anywhere else.
+  const typed = errors.filter((x) => {
+    const shape = shapeFor(pathOf(x));
+    return shape === 'vendor-a' || (shape === undefined && typeof vendorAFields(x.responseBody ?? '').type === 'string');
+  });
+  if (errors.length === 0) return t.notApplicable('the run saw no error');
+  const { deployed, gatewayError } = typeNames();
+  const codes = await gatewayCodes();
+  const where = (x: Exchange) => `${x.method} ${x.url} (${x.status})`;
+  for (const x of typed) {
+    const { type, code } = vendorAFields(x.responseBody ?? '');
+    if (!deployed.has(String(type))) t.violation(`${where(x)}: error.type ${JSON.stringify(type)} is not in the type table`);
+    const misplaced = typeOutOfPlace(type, pathOf(x));
+    if (misplaced) t.violation(`${where(x)}: error.type ${JSON.stringify(type)}, ${misplaced}`);
+    if (type === gatewayError && !codes.has(String(code)))
+      t.violation(`${where(x)}: a ${gatewayError} with code ${JSON.stringify(code)}, not in the code tables`);
+  }
+  // In every envelope (vendor B's error.type holds the code), whatever the type: a table code spelt another way.
+  for (const x of errors) {
+    const code = shapeFor(pathOf(x)) === 'vendor-b' ? looseErrorCodes(x.responseBody ?? '')[1] : vendorAFields(x.responseBody ?? '').code;
+    const other = codeInAnotherForm(code, codes);
+    if (other) t.violation(`${where(x)}: code ${JSON.stringify(code)} is ${other}, not a code of the code tables in its documented form`);
+  }
+  t.observe('errors checked', `${errors.length} (${typed.length} with a type)`);
+}
+
+/** Every request of the run that carried a key the suite made up, on a documented path: answered 401. */
+async function everyMadeUpKey401(t: CheckTools): Promise<void> {
+  // The suite's made-up keys: sk-conformance-invalid-… (recorded as sent) and the canary (recorded under its name).
+  const madeUp = (s: string | undefined) => s !== undefined && /sk-conformance-invalid-|\$CONFORMANCE_CANARY_KEY/.test(s);
+  const carried = gatewayExchanges().filter((x) => {
+    const h = x.requestHeaders ?? {};
+    const query = new URL(x.url).searchParams.get('key') ?? undefined;
+    return (
+      DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!) &&
+      [h.authorization, h['x-api-key'], h['x-vendorc-api-key'], h['sec-websocket-protocol'], query].some(madeUp)
+    );
+  });
+  if (carried.length === 0) return t.notApplicable('the run sent no made-up key');
+  // A transient answer (429, 5xx) is retried as the retry rules say and tells nothing about the key.
+  for (const x of carried.filter((e) => e.status !== 401 && e.status !== 429 && e.status! < 500))
+    t.violation(`${x.method} ${x.url}: a key no deployment issued was answered ${x.status}, not 401 ("An invalid … key gives 401")`);
+  t.observe('requests with a made-up key', String(carried.length));
+}
 
 // After every other gateway check, one at a time: these read every response the run saw.
 describe.sequential('every response the run saw', () => {
@@ -95,34 +144,7 @@ describe.sequential('every response the run saw', () => {
         'every error of the run had a type from the type table in its place and, for gateway_error, a code from the code tables; no code named a table code in another form',
       requirements: ['gw-error-type-values', 'gw-error-code-values'],
     },
-    async (t) => {
-      const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated);
-      // Vendor A's envelope, and on vendor C paths (whose body the document does not show) an error that comes in it
-      // (error.type a string): its type and code are the tables' as anywhere else.
-      const typed = errors.filter((x) => {
-        const shape = shapeFor(pathOf(x));
-        return shape === 'vendor-a' || (shape === undefined && typeof vendorAFields(x.responseBody ?? '').type === 'string');
-      });
-      if (errors.length === 0) return t.notApplicable('the run saw no error');
-      const { deployed, gatewayError } = typeNames();
-      const codes = await gatewayCodes();
-      const where = (x: Exchange) => `${x.method} ${x.url} (${x.status})`;
-      for (const x of typed) {
-        const { type, code } = vendorAFields(x.responseBody ?? '');
-        if (!deployed.has(String(type))) t.violation(`${where(x)}: error.type ${JSON.stringify(type)} is not in the type table`);
-        const misplaced = typeOutOfPlace(type, pathOf(x));
-        if (misplaced) t.violation(`${where(x)}: error.type ${JSON.stringify(type)}, ${misplaced}`);
-        if (type === gatewayError && !codes.has(String(code)))
-          t.violation(`${where(x)}: a ${gatewayError} with code ${JSON.stringify(code)}, not in the code tables`);
-      }
-      // In every envelope (vendor B's error.type holds the code), whatever the type: a table code spelt another way.
-      for (const x of errors) {
-        const code = shapeFor(pathOf(x)) === 'vendor-b' ? looseErrorCodes(x.responseBody ?? '')[1] : vendorAFields(x.responseBody ?? '').code;
-        const other = codeInAnotherForm(code, codes);
-        if (other) t.violation(`${where(x)}: code ${JSON.stringify(code)} is ${other}, not a code of the code tables in its documented form`);
-      }
-      t.observe('errors checked', `${errors.length} (${typed.length} with a type)`);
-    },
+    everyErrorTypeAndCode,
   );
 
   check(
@@ -131,23 +153,7 @@ describe.sequential('every response the run saw', () => {
       title: 'every request of the run that carried a key the suite made up (well-formed, issued by no deployment) was answered 401',
       requirements: ['gw-key-invalid-401', 'gw-models-bad-credential-401'],
     },
-    async (t) => {
-      // The suite's made-up keys: sk-conformance-invalid-… (recorded as sent) and the canary (recorded under its name).
-      const madeUp = (s: string | undefined) => s !== undefined && /sk-conformance-invalid-|\$CONFORMANCE_CANARY_KEY/.test(s);
-      const carried = gatewayExchanges().filter((x) => {
-        const h = x.requestHeaders ?? {};
-        const query = new URL(x.url).searchParams.get('key') ?? undefined;
-        return (
-          DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!) &&
-          [h.authorization, h['x-api-key'], h['x-vendorc-api-key'], h['sec-websocket-protocol'], query].some(madeUp)
-        );
-      });
-      if (carried.length === 0) return t.notApplicable('the run sent no made-up key');
-      // A transient answer (429, 5xx) is retried as the retry rules say and tells nothing about the key.
-      for (const x of carried.filter((e) => e.status !== 401 && e.status !== 429 && e.status! < 500))
-        t.violation(`${x.method} ${x.url}: a key no deployment issued was answered ${x.status}, not 401 ("An invalid … key gives 401")`);
-      t.observe('requests with a made-up key', String(carried.length));
-    },
+    everyMadeUpKey401,
   );
 
   check(
