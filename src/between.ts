@@ -515,3 +515,51 @@ export function movedLocations(seen: Seen[]): string[] {
   }
   return [...by].filter(([, l]) => l.length > 1).map(([id, l]) => `${id} → ${l.join(', then ')}`);
 }
+
+/** One value a body holds, where it sits in the body, and what its schema says of it (undefined: it satisfies it). */
+export interface BodyValue {
+  where: string;
+  value: unknown;
+}
+
+/**
+ * Every value a rule selects from the run's 200 bodies, judged by its schema (`problem` gives the schema's complaint,
+ * undefined when the value satisfies it): continuation and search pages, every parameter value, every story and date
+ * the run asked for. A body the recorder cut at its size bound, or that is not JSON, is not judged (seenOf leaves it
+ * out); `cut` counts those of the rule's operations.
+ */
+export function bodiesMatch(
+  seen: Seen[],
+  of: (path: string) => boolean,
+  select: (body: unknown, path: string) => BodyValue[],
+  problem: (value: unknown) => string | undefined,
+): Judged & { cut: number } {
+  const bad: string[] = [];
+  let judged = 0;
+  let cut = 0;
+  for (const s of seen.filter((e) => e.status === 200 && e.x.method === 'GET' && of(e.path))) {
+    if (s.body === undefined) {
+      cut++;
+      continue;
+    }
+    for (const v of select(s.body, s.path)) {
+      judged++;
+      const p = problem(v.value);
+      if (p !== undefined) bad.push(`${at(s)}: ${v.where} ${JSON.stringify(v.value)?.slice(0, 80)} (${p})`);
+    }
+  }
+  return { judged, bad, cut };
+}
+
+/**
+ * nextPage is the continuation cursor for the NEXT page (feed-snapshot-paging): a snapshot page answered to `page=P`
+ * whose nextPage is P again sends the walk back to the page it is on (it repeats that page's rows, or never ends).
+ */
+export function snapshotNextPageMoves(seen: Seen[], pageParam = 'page'): Judged {
+  const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
+  const continued = of.filter((s) => new URL(s.x.url).searchParams.get(pageParam) !== null);
+  const bad = continued
+    .filter((s) => field(s.body, 'nextPage') === new URL(s.x.url).searchParams.get(pageParam))
+    .map((s) => `${at(s)}: nextPage is the page cursor it was asked with`);
+  return { judged: continued.length, bad };
+}

@@ -210,6 +210,31 @@ checkGroup('the daily-report archive', () => {
   );
 });
 
+checkGroup('past reports may be cached', () => {
+  check(
+    {
+      id: 'feed-dailies-past-storable',
+      title: 'a past report may be cached indefinitely: its Cache-Control does not say no-store',
+      requirements: ['feed-dailies-immutable'],
+    },
+    async (t) => {
+      const { res, dates } = await archive();
+      t.cite(res);
+      const days = calendarDates(dates);
+      precondition(days.length > 1, 'needs a past report besides the newest (two YYYY-MM-DD dates in the archive)');
+      const path = `/api/v1/dailies/${days[1]}`;
+      const past = await feedGet(path);
+      t.cite(past);
+      precondition(past.status === 200, `needs a past report served with 200 (${path} answered ${past.status})`);
+      const cc = past.header('cache-control') ?? '';
+      t.observe('Cache-Control', cc || '(none)');
+      // no-store forbids every cache to keep the response (RFC 9111 5.2.2.5); the document says it may be cached
+      // indefinitely. Any freshness lifetime, private and no-cache (store, then revalidate) keep it cacheable.
+      expect(parseCacheControl(cc).has('no-store'), `Cache-Control "${cc}" of the past report ${path} forbids caching it`).toBe(false);
+    },
+  );
+});
+
 /** The archive dates asked for at each end of the archive page. */
 const ENDS = 6;
 

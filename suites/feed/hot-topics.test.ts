@@ -5,6 +5,7 @@ import { check, expect, fail, precondition, PreconditionFailed, checkGroup } fro
 import { feedGet, inputJson, listOf, once, profile, storyStatus } from '../../src/feed.js';
 import { componentSchema, field } from '../../src/spec.js';
 import { parseCacheControl, sMaxAge } from '../../src/caching.js';
+import { operationPath } from '../../src/context.js';
 
 const hotTopics = () =>
   once('hot-topics', async () => {
@@ -40,6 +41,18 @@ checkGroup('hot topics', () => {
     t.cite(res);
     expect(entries.length, 'entries').toBe(10);
   });
+
+  check(
+    { id: 'feed-hot-topics-ten-topics', title: 'the ten entries are ten topics: no entry repeats another', requirements: ['feed-hot-topics-ten'] },
+    async (t) => {
+      const { res, entries } = await hotTopics();
+      t.cite(res);
+      // Two entries alike in everything but their rank are one topic listed twice.
+      const topics = entries.map((e) => JSON.stringify(Object.entries(e).filter(([k]) => k !== 'rank')));
+      const twice = entries.filter((_e, i) => topics.indexOf(topics[i]!) !== i).map((e) => JSON.stringify(e.rank));
+      if (twice.length) t.violation(`the entries ranked ${twice.join(', ')} repeat an earlier entry in everything but rank: fewer than ten topics`);
+    },
+  );
 
   check({ id: 'feed-hot-topics-ranks', title: 'rank is a one-based integer: the entries rank 1 to 10', requirements: ['feed-hot-topics-rank'] }, async (t) => {
     const { res, entries } = await hotTopics();
@@ -80,7 +93,9 @@ checkGroup('hot topics', () => {
     t.observe('undeclared numeric fields', series.size ? [...series.keys()].join(', ') : 'none');
     if (ordering.length) t.violation(`undeclared numbers that order the entries as their ranks do (an exposed heat value): ${ordering.join('; ')}`);
   });
+});
 
+checkGroup('hot-topic story links and caching', () => {
   check(
     {
       id: 'feed-hot-topics-story-links',
@@ -101,6 +116,9 @@ checkGroup('hot topics', () => {
           return t.violation(`links.story ${JSON.stringify(link)} is not an absolute URL`);
         }
         expect(url.protocol, `the scheme of links.story ${url.href} (a web page URL)`).toBeOneOf(['http:', 'https:']);
+        // Human-facing: not the JSON API's own story operation (every API path is under /api/v1 of the base URL).
+        if (operationPath('feed', url.href)?.startsWith('/api/v1/'))
+          t.violation(`links.story ${url.href} is a path of the JSON API (/api/v1), not the human-facing HTML page of the story`);
         // The final path segment, as a client reads it: after a trailing slash it is empty, and no id can be taken.
         const segment = decodeURIComponent(url.pathname.split('/').pop() ?? '');
         if (segment === '') t.violation(`links.story ${url.href} ends in "/": its final path segment is empty, not the story's publicId`);

@@ -9,13 +9,15 @@ import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
 import { feedGet, firstCursor, instant, once, profile, storyPath } from '../../src/feed.js';
 import { sMaxAge, weakMatch } from '../../src/caching.js';
-import { field } from '../../src/spec.js';
+import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 import {
   changeEntries,
   dailyHeadNeverOlder,
   dailySame,
+  bodiesMatch,
   discoveredAtFixed,
+  itemsOf,
   hotTopicsSMaxAge,
   hotTopicsTen,
   locationSurvives,
@@ -28,8 +30,10 @@ import {
   sameContentSameEtag,
   sameEtagSameContent,
   seenOf,
+  snapshotNextPageMoves,
   rowsInWindow,
   movedLocations,
+  type BodyValue,
   type Judged,
   type Seen,
 } from '../../src/between.js';
@@ -157,6 +161,28 @@ describe.sequential('every 200 the run saw', () => {
         '200 responses lacked ETag or Cache-Control',
         (x) => `${x.method} ${x.url} (ETag ${has(x, 'etag')}, Cache-Control ${has(x, 'cache-control')})`,
       );
+    },
+  );
+});
+
+/** The rel values of a Link header (RFC 8288): each link's rel parameter, split into its space-separated types. */
+const linkRels = (link: string | undefined): string[] =>
+  [...(link ?? '').matchAll(/;\s*rel\s*=\s*(?:"([^"]*)"|([^;,\s]+))/gi)].flatMap((m) => (m[1] ?? m[2] ?? '').toLowerCase().split(/\s+/));
+
+describe.sequential('no push channel, on any response of the run', () => {
+  check(
+    {
+      id: 'feed-run-no-hub-link',
+      title: 'no response of the run advertises a push hub (Link rel="hub", WebSub): there is no push channel, no webhooks',
+      requirements: ['feed-no-push-channel'],
+    },
+    async (t) => {
+      const all = feedExchanges().filter((x) => x.status !== undefined);
+      if (all.length === 0) return t.notApplicable('the run saw no response from the feed');
+      t.observe('responses seen', String(all.length));
+      // WebSub (W3C) delivers updates by webhook to subscribers of the hub a resource names with rel="hub".
+      const bad = all.filter((x) => linkRels(x.responseHeaders?.['link']).includes('hub'));
+      violations(t, bad, all.length, 'responses named a push hub', (x) => `${x.method} ${x.url} (${x.status}): Link ${x.responseHeaders?.['link']}`);
     },
   );
 });
@@ -798,4 +824,143 @@ describe.sequential('the changes backlog, paged', () => {
       );
     },
   );
+});
+
+// ---------------------------------------------------------------- every 200 body against its schema
+// The per-operation checks validate the one body they fetch; these validate every 200 the run recorded (continuation
+// and search pages, each parameter value, every story it asked for) against the same OpenAPI schemas
+// (specs/feed/openapi.json), one check per field rule. The fields are reached through the deployment profile; a
+// schema is only as strict as the document (nulls the engine sends are allowed there, fields the document leaves
+// open stay open). A HEAD has no body; a body the recorder cut at its size bound is not judged, and is counted.
+
+/** The values of a list in a body, each with its place. */
+const entriesOf = (body: unknown, list: string, name: string): BodyValue[] => {
+  const v = field(body, list);
+  return Array.isArray(v) ? v.map((value, i) => ({ where: `${name} ${i}`, value })) : [];
+};
+const itemPaths = () => ({ items: profile().items.list!, snapshot: profile().snapshot.list!, changes: profile().changes.list!, changeItem: 'item' });
+const ITEM_PATHS = new Set(['/api/v1/items', '/api/v1/selected/snapshot', '/api/v1/selected/changes']);
+const itemValues = (path: string, body: unknown): BodyValue[] =>
+  itemsOf({ path, body } as Seen, itemPaths()).map((value, i) => ({ where: `item ${i}`, value }));
+const itemSchema = async (names: string[]) => {
+  const item = (await componentSchema('feed', 'Item')) as { properties: Record<string, object>; required: string[] };
+  return {
+    type: 'object',
+    required: item.required.filter((r) => names.includes(r)),
+    properties: Object.fromEntries(names.map((n) => [n, item.properties[n]!])),
+  };
+};
+const storyRoot = (body: unknown) => field(body, profile().story.root!);
+
+interface SchemaRule {
+  id: string;
+  title: string;
+  requirement: string;
+  /** The operations whose 200s hold the values. */
+  of: (path: string) => boolean;
+  select: (body: unknown, path: string) => BodyValue[];
+  schema: () => Promise<object>;
+  none: string;
+}
+
+const SCHEMA_RULES: SchemaRule[] = [
+  {
+    id: 'feed-run-item-timestamps-typed',
+    title: 'every item of every items, snapshot and changes 200 of the run carries publishedAt and discoveredAt as timestamps',
+    requirement: 'feed-item-timestamps',
+    of: (p) => ITEM_PATHS.has(p),
+    select: (body, path) => itemValues(path, body),
+    schema: () => itemSchema(['publishedAt', 'discoveredAt']),
+    none: 'the run saw no item in a 200 read whole',
+  },
+  {
+    id: 'feed-run-item-summary-string',
+    title: "every item's summary in every items, snapshot and changes 200 of the run is a string",
+    requirement: 'feed-item-summary-string',
+    of: (p) => ITEM_PATHS.has(p),
+    select: (body, path) => itemValues(path, body),
+    schema: () => itemSchema(['summary']),
+    none: 'the run saw no item in a 200 read whole',
+  },
+  {
+    id: 'feed-run-hot-topic-ranks-typed',
+    title: "every hot-topics 200 of the run gives each entry's rank as a one-based integer",
+    requirement: 'feed-hot-topics-rank',
+    of: (p) => p === '/api/v1/hot-topics',
+    select: (body) => entriesOf(body, profile().hotTopics.list!, 'entry'),
+    schema: async () => {
+      const h = (await componentSchema('feed', 'HotTopic')) as { properties: Record<string, object> };
+      return { type: 'object', required: ['rank'], properties: { rank: h.properties.rank! } };
+    },
+    none: 'the run saw no hot-topics entry in a 200 read whole',
+  },
+  {
+    id: 'feed-run-hot-topic-story-link-url',
+    title: 'every links.story of every hot-topics 200 of the run is a URL',
+    requirement: 'feed-hot-topics-story-link',
+    of: (p) => p === '/api/v1/hot-topics',
+    select: (body) =>
+      entriesOf(body, profile().hotTopics.list!, 'entry')
+        .map((e) => ({ where: `${e.where} ${profile().hotTopics.storyLink}`, value: field(e.value, profile().hotTopics.storyLink!) }))
+        .filter((e) => e.value !== undefined),
+    schema: async () => {
+      const h = (await componentSchema('feed', 'HotTopic')) as { properties: { links: { properties: Record<string, object> } } };
+      return h.properties.links.properties.story!;
+    },
+    none: 'no hot-topics entry of the run linked a story',
+  },
+  {
+    id: 'feed-run-story-public-id-typed',
+    title: 'every story 200 of the run gives its publicId as a string of at most 128 characters',
+    requirement: 'feed-story-body',
+    of: (p) => p.startsWith('/api/v1/stories/'),
+    select: (body) => [{ where: `story ${profile().story.publicId}`, value: field(storyRoot(body), profile().story.publicId!) }],
+    schema: async () => ((await componentSchema('feed', 'StoryRoot')) as { properties: Record<string, object> }).properties.publicId!,
+    none: 'the run saw no story 200 read whole',
+  },
+  {
+    id: 'feed-run-story-timeline-timestamps',
+    title: 'every coverage-timeline entry of every story 200 of the run is dated with a timestamp (an instant, so the order can be read)',
+    requirement: 'feed-story-timeline-order',
+    of: (p) => p.startsWith('/api/v1/stories/'),
+    select: (body) =>
+      entriesOf(storyRoot(body), profile().story.timeline!, 'timeline entry').map((e) => ({
+        where: `${e.where} ${profile().story.timelineTime}`,
+        value: field(e.value, profile().story.timelineTime!),
+      })),
+    schema: () => componentSchema('feed', 'Timestamp'),
+    none: 'the run saw no coverage-timeline entry in a story 200 read whole',
+  },
+  {
+    id: 'feed-run-snapshot-pages-typed',
+    title: 'every snapshot 200 of the run, continuation pages included, is a snapshot page (hasMore, nextPage, cursor)',
+    requirement: 'feed-snapshot-paging',
+    of: (p) => p === '/api/v1/selected/snapshot',
+    select: (body) => [{ where: 'page', value: body }],
+    schema: () => componentSchema('feed', 'SnapshotPage'),
+    none: 'the run saw no snapshot 200 read whole',
+  },
+];
+
+describe.sequential('between two exchanges of the run: snapshot pages', () => {
+  check(
+    {
+      id: 'feed-run-snapshot-next-page-moves',
+      title: 'no snapshot continuation page of the run gives as nextPage the cursor it was asked with: nextPage leads to the next page',
+      requirements: ['feed-snapshot-paging'],
+    },
+    async (t) => {
+      judge(t, snapshotNextPageMoves(runSeen()), 'the run asked for no snapshot continuation page read whole', 'continuation pages pointed back at themselves');
+    },
+  );
+});
+
+describe.sequential('every 200 body the run saw, against its schema', () => {
+  for (const rule of SCHEMA_RULES)
+    check({ id: rule.id, title: rule.title, requirements: [rule.requirement] }, async (t) => {
+      const valid = validator(await rule.schema());
+      const r = bodiesMatch(runSeen(), rule.of, rule.select, (v) => (valid(v) ? undefined : formatAjvErrors(valid.errors)));
+      if (r.cut) t.observe("200 bodies not judged (cut at the recorder's size bound, or not read whole)", String(r.cut));
+      judge(t, r, rule.none, 'values broke the schema');
+    });
 });

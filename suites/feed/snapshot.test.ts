@@ -3,7 +3,7 @@
  * /api/v1/selected/changes: the document's client procedure, end to end.
  */
 import { describe } from 'vitest';
-import { check, expect, fail, precondition } from '../../src/harness.js';
+import { check, expect, fail, precondition, type CheckTools } from '../../src/harness.js';
 import { feedGet, idOf, inputJson, listOf, needsAccess, once, profile } from '../../src/feed.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -118,8 +118,16 @@ describe.sequential('the snapshot procedure', () => {
       if (s.failure) t.violation(`following nextPage while hasMore was true: ${s.failure}`);
       t.observe('snapshot', `${s.ids.length} items in ${s.pages.length} page(s)${s.complete || s.failure ? '' : ` (stopped after ${MAX_PAGES} pages)`}`);
       precondition(s.ids.length > 0, 'the selected set is empty');
-      const dupes = s.ids.filter((id, i) => s.ids.indexOf(id) !== i);
-      if (dupes.length) t.violation(`the pages repeat items: ${[...new Set(dupes)].slice(0, 10).join(', ')}`);
+      const repeated = (ids: string[]) => [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))].slice(0, 10).join(', ');
+      if (repeated(s.ids)) t.violation(`the pages repeat items: ${repeated(s.ids)}`);
+      // The walk with another page size (the one feed-snapshot-walk-complete compares): over a set that fits one
+      // default page it is the walk that has continuation pages.
+      if (!s.complete || s.ids.length < 2) return;
+      const b = await otherSizeSnapshot(s);
+      t.cite(...b.pages.map((p) => p.res));
+      t.observe('walk with another page size', `${b.ids.length} items in ${b.pages.length} page(s) of ${b.limit}`);
+      if (b.failure) t.violation(`following nextPage while hasMore was true (limit=${b.limit}): ${b.failure}`);
+      if (repeated(b.ids)) t.violation(`the pages of the walk with limit=${b.limit} repeat items: ${repeated(b.ids)}`);
     },
   );
 
@@ -178,7 +186,9 @@ describe.sequential('the snapshot procedure', () => {
       expect(cursors, 'cursor values across pages').toHaveLength(1);
     },
   );
+});
 
+describe.sequential('the snapshot procedure: page size and fields=minimal', () => {
   check(
     {
       id: 'feed-snapshot-pages-within-limit',
@@ -234,45 +244,55 @@ describe.sequential('the snapshot procedure', () => {
       }
     },
   );
+});
 
-  check(
-    {
-      id: 'feed-snapshot-fields-locked',
-      title: 'on a continuation page the fields value is the one the page cursor was taken with',
-      requirements: ['feed-snapshot-fields-locked'],
-    },
-    async (t) => {
-      // Pages of 2: any selected set of three items or more has a continuation page.
-      const first = await feedGet(SNAPSHOT, { query: { fields: 'minimal', limit: 2 } });
-      needsAccess(first, 'the snapshot');
-      precondition(first.status === 200, `the snapshot answered ${first.status} to fields=minimal&limit=2 (the checks citing its parameters judge that)`);
-      const body = inputJson<Record<string, unknown>>(first, `GET ${first.url}`);
-      precondition(body.hasMore === true, 'needs at least 3 selected items (a continuation page of limit=2)');
-      // What fields=minimal drops (summary, links.original), as the first page shows it.
-      const dropped = (i: unknown) => ['summary', 'links.original'].filter((f) => field(i, f) !== undefined);
-      const firstItems = listOf(body, profile().snapshot.list!);
-      precondition(
-        firstItems.every((i) => dropped(i).length === 0),
-        'the fields=minimal first page already carries summary or links.original (feed-snapshot-fields-minimal reports it), so a lock cannot be seen',
-      );
-      const cont = await feedGet(SNAPSHOT, { query: { fields: 'default', page: body.nextPage as string } });
-      t.cite(first, cont);
-      if (cont.status === 400) {
-        // Rejecting the conflicting value is a way to keep the lock (the problem format is other checks' business).
-        t.observe('another fields value on a continuation page', 'rejected (400)');
-        return;
-      }
-      expect(cont.status, 'continuation with another fields value: 400, or the locked value').toBe(200);
-      t.observe('another fields value on a continuation page', 'ignored: the cursor locks it');
-      for (const i of listOf(inputJson(cont, `GET ${cont.url}`), profile().snapshot.list!)) {
-        const extra = dropped(i);
-        if (extra.length)
-          t.violation(
-            `the continuation page of a fields=minimal snapshot returned ${extra.join(' and ')} (fields=default in the request won over the cursor): item ${idOf(i, profile().snapshot.id!)}`,
-          );
-      }
-    },
+/** What fields=minimal drops (summary, links.original) that an item carries. */
+const droppable = (i: unknown) => ['summary', 'links.original'].filter((f) => field(i, f) !== undefined);
+
+/**
+ * A walk begun with fields=`locked` continued with the other value: the continuation page keeps the locked value
+ * (or refuses the conflicting one with 400). Seen by what minimal drops: absent on every item of a minimal walk,
+ * present on every item of a default walk.
+ */
+async function fieldsLocked(t: CheckTools, locked: 'minimal' | 'default'): Promise<void> {
+  const other = locked === 'minimal' ? 'default' : 'minimal';
+  const keeps = (i: unknown) => (locked === 'minimal' ? droppable(i).length === 0 : droppable(i).length === 2);
+  // Pages of 2: any selected set of three items or more has a continuation page.
+  const first = await feedGet(SNAPSHOT, { query: { fields: locked, limit: 2 } });
+  needsAccess(first, 'the snapshot');
+  precondition(first.status === 200, `the snapshot answered ${first.status} to fields=${locked}&limit=2 (the checks citing its parameters judge that)`);
+  const body = inputJson<Record<string, unknown>>(first, `GET ${first.url}`);
+  precondition(body.hasMore === true, 'needs at least 3 selected items (a continuation page of limit=2)');
+  precondition(
+    listOf(body, profile().snapshot.list!).every(keeps),
+    `the fields=${locked} first page does not show the value in its items (feed-snapshot-fields-minimal reports it), so a lock cannot be seen`,
   );
+  const cont = await feedGet(SNAPSHOT, { query: { fields: other, page: body.nextPage as string } });
+  t.cite(first, cont);
+  if (cont.status === 400) {
+    // Rejecting the conflicting value is a way to keep the lock (the problem format is other checks' business).
+    t.observe('another fields value on a continuation page', 'rejected (400)');
+    return;
+  }
+  expect(cont.status, 'continuation with another fields value: 400, or the locked value').toBe(200);
+  t.observe('another fields value on a continuation page', 'ignored: the cursor locks it');
+  for (const i of listOf(inputJson(cont, `GET ${cont.url}`), profile().snapshot.list!))
+    if (!keeps(i))
+      t.violation(
+        `the continuation page of a fields=${locked} snapshot returned ${droppable(i).join(' and ') || 'neither summary nor links.original'} (fields=${other} in the request won over the cursor): item ${idOf(i, profile().snapshot.id!)}`,
+      );
+}
+
+describe.sequential('the snapshot procedure: fields locked on continuation pages', () => {
+  for (const locked of ['minimal', 'default'] as const)
+    check(
+      {
+        id: locked === 'minimal' ? 'feed-snapshot-fields-locked' : 'feed-snapshot-fields-locked-default',
+        title: `on a continuation page the fields value is the one the page cursor was taken with (fields=${locked} first)`,
+        requirements: ['feed-snapshot-fields-locked'],
+      },
+      (t) => fieldsLocked(t, locked),
+    );
 });
 
 describe.sequential('the change feed', () => {
@@ -289,6 +309,28 @@ describe.sequential('the change feed', () => {
       t.cite(res);
       needsAccess(res, 'the changes endpoint');
       expect(res.status, `GET ${CHANGES} with the snapshot cursor`).toBe(200);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-changes-accepts-minimal-snapshot-cursor',
+      title: 'the changes endpoint accepts the cursor a fields=minimal snapshot gave',
+      requirements: ['feed-changes-accepts-snapshot-cursor'],
+    },
+    async (t) => {
+      // The cursor is identical on every page (feed-snapshot-cursor-stable), so the first page's is the one a client
+      // holds after the last page; the procedure names no fields value it is for.
+      const first = await feedGet(SNAPSHOT, { query: { fields: 'minimal', limit: 1 } });
+      t.cite(first);
+      needsAccess(first, 'the snapshot');
+      precondition(first.status === 200, `the snapshot answered ${first.status} to fields=minimal&limit=1 (the checks citing its parameters judge that)`);
+      const cursor = inputJson<Record<string, unknown>>(first, `GET ${first.url}`).cursor;
+      precondition(typeof cursor === 'string' && cursor !== '', 'the fields=minimal page gave no cursor (feed-snapshot-paging reports it)');
+      const res = await feedGet(CHANGES, { query: { [profile().changes.cursorParam!]: cursor } });
+      t.cite(res);
+      needsAccess(res, 'the changes endpoint');
+      expect(res.status, `GET ${CHANGES} with the cursor of a fields=minimal snapshot`).toBe(200);
     },
   );
 

@@ -241,6 +241,19 @@ checkGroup('merged stories', () => {
       // a client gets what the URL serves; if that is not the story, the report says where the Location led.
       const outside = operationPath('feed', target.href) === undefined ? ` (Location ${location} resolves outside the feed's base URL ${baseUrl('feed')})` : '';
       expect(survivor.status, `the surviving story ${target.pathname}, reached directly (no chain)${outside}`).toBe(200);
+      // Followed, the Location gives the surviving story as the story endpoint serves it (a story response, JSON):
+      // a page of the website under the story's id is not the story the client asked the API for.
+      let root: unknown;
+      try {
+        root = field(JSON.parse(survivor.body), profile().story.root!);
+      } catch {
+        root = undefined;
+      }
+      const served = field(root, profile().story.publicId!);
+      if (typeof served !== 'string')
+        t.violation(
+          `the Location ${location} led to ${target.pathname}, which answered 200 ${survivor.header('content-type') ?? '(no content type)'} without a story (no ${profile().story.root}.${profile().story.publicId}): not the story endpoint's response${outside}`,
+        );
     },
   );
 });
