@@ -895,30 +895,6 @@ const SCHEMA_RULES: SchemaRule[] = [
     none: 'the run saw no hot-topics entry in a 200 read whole',
   },
   {
-    id: 'feed-run-hot-topic-story-link-url',
-    title: 'every links.story of every hot-topics 200 of the run is a URL',
-    requirement: 'feed-hot-topics-story-link',
-    of: (p) => p === '/api/v1/hot-topics',
-    select: (body) =>
-      entriesOf(body, profile().hotTopics.list!, 'entry')
-        .map((e) => ({ where: `${e.where} ${profile().hotTopics.storyLink}`, value: field(e.value, profile().hotTopics.storyLink!) }))
-        .filter((e) => e.value !== undefined),
-    schema: async () => {
-      const h = (await componentSchema('feed', 'HotTopic')) as { properties: { links: { properties: Record<string, object> } } };
-      return h.properties.links.properties.story!;
-    },
-    none: 'no hot-topics entry of the run linked a story',
-  },
-  {
-    id: 'feed-run-story-public-id-typed',
-    title: 'every story 200 of the run gives its publicId as a string of at most 128 characters',
-    requirement: 'feed-story-body',
-    of: (p) => p.startsWith('/api/v1/stories/'),
-    select: (body) => [{ where: `story ${profile().story.publicId}`, value: field(storyRoot(body), profile().story.publicId!) }],
-    schema: async () => ((await componentSchema('feed', 'StoryRoot')) as { properties: Record<string, object> }).properties.publicId!,
-    none: 'the run saw no story 200 read whole',
-  },
-  {
     id: 'feed-run-story-timeline-timestamps',
     title: 'every coverage-timeline entry of every story 200 of the run is dated with a timestamp (an instant, so the order can be read)',
     requirement: 'feed-story-timeline-order',
@@ -930,15 +906,6 @@ const SCHEMA_RULES: SchemaRule[] = [
       })),
     schema: () => componentSchema('feed', 'Timestamp'),
     none: 'the run saw no coverage-timeline entry in a story 200 read whole',
-  },
-  {
-    id: 'feed-run-snapshot-pages-typed',
-    title: 'every snapshot 200 of the run, continuation pages included, is a snapshot page (hasMore, nextPage, cursor)',
-    requirement: 'feed-snapshot-paging',
-    of: (p) => p === '/api/v1/selected/snapshot',
-    select: (body) => [{ where: 'page', value: body }],
-    schema: () => componentSchema('feed', 'SnapshotPage'),
-    none: 'the run saw no snapshot 200 read whole',
   },
 ];
 
