@@ -7,7 +7,7 @@ import { describe } from 'vitest';
 import { AssertionViolation, check, expect, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
-import { feedGet, firstCursor, instant, once, profile, storyPath } from '../../src/feed.js';
+import { feedGet, firstCursor, inputJson, instant, once, profile, storyPath } from '../../src/feed.js';
 import { sMaxAge, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -668,7 +668,9 @@ describe.sequential('between two exchanges of the run: the items window', () => 
       {
         id: `feed-run-items-rows-in-window-${by}`,
         title: `every items listing of the run under by=${by} holds only rows of its window, judged by the target's own clock as its earlier answers dated it`,
-        requirements: [by === 'timeline' ? 'feed-items-by-timeline' : 'feed-items-by-published'],
+        // Two rules meet here: the window's (which rows a 24h or 7d listing may hold) and the timestamp `by` names (a row's
+        // time under it); a listing that holds a row outside breaks one of them, and which is not known from outside.
+        requirements: ['feed-items-window-7d', 'feed-items-window-enum', by === 'timeline' ? 'feed-items-by-timeline' : 'feed-items-by-published'],
       },
       async (t) => {
         const late = (await lateLook()).res;
@@ -774,7 +776,7 @@ async function changesPage(cursor: string, limit: number, t: CheckTools): Promis
   t.cite(res);
   if (res.status === 400) return undefined;
   precondition(res.status === 200, `GET /api/v1/selected/changes with a sync cursor of the run answered ${res.status}`);
-  return { res, body: JSON.parse(res.body) as unknown };
+  return { res, body: inputJson(res, 'GET /api/v1/selected/changes with a sync cursor of the run') };
 }
 
 describe.sequential('the changes backlog, paged', () => {
