@@ -2,7 +2,7 @@
  * content-feed-service.md — Resources > Story; Endpoints > GET /api/v1/stories/{publicId}; States and transitions.
  */
 import { randomBytes } from 'node:crypto';
-import { AssertionViolation, check, expect, fail, PreconditionFailed, checkGroup } from '../../src/harness.js';
+import { AssertionViolation, check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { discoveredStoryIds, feedGet, liveStory, mergedStory, profile, storyPath, storyResponse, storyStatus } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
 import { baseUrl, operationPath } from '../../src/context.js';
@@ -244,11 +244,15 @@ checkGroup('merged stories', () => {
       // Followed, the Location gives the surviving story as the story endpoint serves it (a story response, JSON):
       // a page of the website under the story's id is not the story the client asked the API for.
       let root: unknown;
+      let json = true;
       try {
         root = field(JSON.parse(survivor.body), profile().story.root!);
       } catch {
-        root = undefined;
+        json = false;
       }
+      // On the story endpoint's own path a body that is not JSON is the JSON body rule's (feed-success-json) to report.
+      const onStoryPath = /^\/api\/v1\/stories\/[^/]+$/.test(operationPath('feed', target.href) ?? '');
+      precondition(json || !onStoryPath, `the story endpoint answered ${target.pathname} with a body that is not JSON (reported by the JSON body check)`);
       const served = field(root, profile().story.publicId!);
       if (typeof served !== 'string')
         t.violation(
