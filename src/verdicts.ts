@@ -618,6 +618,7 @@ export function requirementResults(
     const declaration = declared.get(r.id);
     if (declaration && UNDECIDED.includes(verdict) && verdict !== 'error') verdict = 'declared unchecked';
     const firstReason = (f: (c: CheckResult) => boolean) => mine.find((c) => f(c) && c.message)?.message;
+    const cause = notConfigured.find((c) => c.skip?.cause)?.skip?.cause;
     out.push({
       id: r.id,
       service: r.service,
@@ -645,7 +646,7 @@ export function requirementResults(
                     : verdict === 'skipped'
                       ? firstReason((c) => c.verdict === 'skipped' && skipKind(c) === 'not configured')
                       : firstReason((c) => c.verdict !== 'passed'),
-      ...(verdict === 'skipped' && notConfigured.find((c) => c.skip?.cause) ? { cause: notConfigured.find((c) => c.skip?.cause)!.skip!.cause } : {}),
+      ...(verdict === 'skipped' && cause ? { cause } : {}),
       knownDeviation: mine.find((c) => c.knownDeviation)?.knownDeviation,
     });
   }
