@@ -46,7 +46,13 @@ export async function reachable(url: string, timeoutMs: number): Promise<string 
  * service (a missing or extra path prefix), which is a configuration error, not 90 requirement failures. No answer
  * in time, or any other status, is left to the checks to judge.
  */
-export async function notTheService(service: Service, url: string, timeoutMs: number, count: () => void): Promise<string | undefined> {
+export async function notTheService(
+  service: Service,
+  url: string,
+  timeoutMs: number,
+  maxBodyBytes: number,
+  count: () => void,
+): Promise<string | undefined> {
   const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
   const agent = agentOf(timeoutMs);
   firstAnswers.delete(url);
@@ -56,8 +62,8 @@ export async function notTheService(service: Service, url: string, timeoutMs: nu
       const res = await request(`${url}${p}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
       res.body.on('error', () => undefined);
       const type = String(res.headers['content-type'] ?? '');
-      if (service === 'feed' && p === probe && res.statusCode === 200 && /json/i.test(type))
-        firstAnswers.set(url, { url: `${url}${p}`, body: await res.body.text(), at: Date.now() });
+      const body = service === 'feed' && p === probe && res.statusCode === 200 && /json/i.test(type) ? await bounded(res.body, maxBodyBytes) : undefined;
+      if (body !== undefined) firstAnswers.set(url, { url: `${url}${p}`, body, at: Date.now() });
       else res.body.destroy();
       return { status: res.statusCode, type };
     };
@@ -78,6 +84,24 @@ export async function notTheService(service: Service, url: string, timeoutMs: nu
   } finally {
     await agent.close().catch(() => undefined);
   }
+}
+
+/**
+ * A body read whole, as text, when it is within the run's body bound; past the bound reading stops (the connection is
+ * dropped) and there is no first answer to hand on: the checks then ask themselves, under the same bound.
+ */
+async function bounded(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks)); // as undici's body.text() decodes
 }
 
 /** What a URL that is not the service most likely has wrong: a documented path segment given as part of the base. */
