@@ -84,7 +84,8 @@ export function walk(dir: string, keep: (f: string) => boolean, root = ROOT): st
   return out.sort();
 }
 
-const isModule = (f: string) => f.endsWith('.ts') && !f.endsWith('.test.ts');
+// A project test (*.test.ts) or a module of conformance checks (suites/<service>/*.checks.ts) is no module of a layer.
+const isModule = (f: string) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.checks.ts');
 const isCode = (f: string) => /\.(ts|mts|mjs)$/.test(f) && !f.endsWith('.d.ts');
 
 function parse(file: string, root = ROOT): ts.SourceFile {
@@ -248,7 +249,7 @@ export function suiteOrderProblems(order: SuiteOrders, root = ROOT): string[] {
   for (const service of services) {
     const o = order[service] ?? { concurrent: [], sequential: [], last: [] };
     const listed = [...o.concurrent, ...o.sequential, ...o.last];
-    const files = walk(`suites/${service}`, (f) => f.endsWith('.test.ts'), root).map((f) => path.posix.basename(f));
+    const files = walk(`suites/${service}`, (f) => f.endsWith('.checks.ts'), root).map((f) => path.posix.basename(f));
     for (const f of files) if (!listed.includes(f)) out.push(`suites/${service}/${f} is listed nowhere in suites/order.ts`);
     for (const m of new Set(listed)) {
       if (!files.includes(m)) out.push(`suites/order.ts lists suites/${service}/${m}, which does not exist`);

@@ -1,6 +1,6 @@
 /**
  * content-feed-service.md — the contract between two requests: what must hold between any two exchanges a run made
- * with the feed, read from the exchanges it already recorded (suites/feed/run-wide.test.ts). Each function here is
+ * with the feed, read from the exchanges it already recorded (suites/feed/run-wide.checks.ts). Each function here is
  * pure: given the run's answers, it returns how many it compared and the pairs that break its rule.
  *
  * Time is the runner's: an exchange was sent at `sent` and its answer was in by `received`. "Later" always means a

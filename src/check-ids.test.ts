@@ -21,12 +21,18 @@ test('each committed id is unique, cites requirements and names the suite module
   expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
   for (const r of rows) {
     expect(r.requirements.length, r.id).toBeGreaterThan(0);
-    expect(r.file, r.id).toMatch(new RegExp(`^suites/${r.service}/[a-z-]+\\.test\\.ts$`));
+    expect(r.file, r.id).toMatch(new RegExp(`^suites/${r.service}/[a-z-]+\\.checks\\.ts$`));
   }
 });
 
 test('drift is found: a check added, one removed, one renamed (its title) or re-cited', () => {
-  const row = (id: string, title = id, requirements = ['feed-x']): CheckIdRow => ({ id, service: 'feed', file: 'suites/feed/a.test.ts', title, requirements });
+  const row = (id: string, title = id, requirements = ['feed-x']): CheckIdRow => ({
+    id,
+    service: 'feed',
+    file: 'suites/feed/a.checks.ts',
+    title,
+    requirements,
+  });
   const committed = [row('feed-a'), row('feed-b'), row('feed-c'), row('feed-d')];
   const collected = [row('feed-a'), row('feed-c', 'another title'), row('feed-d', 'feed-d', ['feed-y']), row('feed-e')];
   expect(drift(committed, collected)).toEqual(['added feed-e', 'changed feed-c (title)', 'changed feed-d (requirements)', 'removed feed-b']);
@@ -35,8 +41,8 @@ test('drift is found: a check added, one removed, one renamed (its title) or re-
 
 test('coverage links requirements to checks by the committed ids', () => {
   const by = collectChecks([
-    { id: 'feed-a', service: 'feed', file: 'suites/feed/a.test.ts', title: 'A', requirements: ['feed-x', 'feed-y'] },
-    { id: 'feed-b', service: 'feed', file: 'suites/feed/a.test.ts', title: 'B', requirements: ['feed-x'] },
+    { id: 'feed-a', service: 'feed', file: 'suites/feed/a.checks.ts', title: 'A', requirements: ['feed-x', 'feed-y'] },
+    { id: 'feed-b', service: 'feed', file: 'suites/feed/a.checks.ts', title: 'B', requirements: ['feed-x'] },
   ]);
   expect(Object.fromEntries(by)).toEqual({ 'feed-x': ['feed-a', 'feed-b'], 'feed-y': ['feed-a'] });
 });

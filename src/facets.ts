@@ -30,7 +30,7 @@ const describedOperations = async () => operationsOf(await loadOpenApi('gateway'
 
 const facet = (requirement: string, f: FacetSpec, source: string): Facet => ({ key: `${requirement}/${f.id}`, requirement, source, ...f });
 
-/** Each bound of each parameter rule of the feed, both sides, and each default (parameters.test.ts). */
+/** Each bound of each parameter rule of the feed, both sides, and each default (parameters.checks.ts). */
 async function parameterFacets(): Promise<Facet[]> {
   const doc = await loadOpenApi('feed');
   const out: Facet[] = [];
@@ -79,7 +79,7 @@ async function parameterFacets(): Promise<Facet[]> {
   return out;
 }
 
-/** The caching rules of the Endpoints and Events sections, on every GET operation (conditional-requests.test.ts). */
+/** The caching rules of the Endpoints and Events sections, on every GET operation (conditional-requests.checks.ts). */
 function cachingFacets(): Facet[] {
   const text: Record<keyof typeof CACHING_RULES, string> = {
     'etag-cache-control': 'a 200 carries ETag and Cache-Control',
@@ -165,7 +165,7 @@ async function keyFacets(): Promise<Facet[]> {
   return out;
 }
 
-/** Each documented request field of each generation payload: left out, or of another type, answers 400 (payloads.test.ts). */
+/** Each documented request field of each generation payload: left out, or of another type, answers 400 (payloads.checks.ts). */
 async function payloadFacets(): Promise<Facet[]> {
   const ops = (await describedOperations()).filter((o) => PAYLOAD_OPERATIONS.includes(o.operationId));
   return ops.flatMap((op) => {
@@ -259,7 +259,7 @@ async function perPathFacets(): Promise<Facet[]> {
 }
 
 /**
- * Each refusal class on each operation that streams, with `"stream": true` (streams.test.ts, rate-limits.test.ts): the
+ * Each refusal class on each operation that streams, with `"stream": true` (streams.checks.ts, rate-limits.checks.ts): the
  * key states, an unknown model, a body that is not JSON or lacks its prompt, the per-user limit; and `"stream": false`
  * answered as JSON. The transport is a facet of each rule: an error that precedes a stream keeps its status and body.
  */

@@ -484,7 +484,7 @@ export function mergedStory(maxRequests = 12): Promise<{ id: string; source: str
   });
 }
 
-/** The operations whose bounded query parameters parameters.test.ts checks, each rule from the OpenAPI description. */
+/** The operations whose bounded query parameters parameters.checks.ts checks, each rule from the OpenAPI description. */
 export const PARAMETER_RULE_OPERATIONS = ['listItems', 'listDailies', 'selectedSnapshot'];
 
 /** The requirement of an operation's parameter defaults, where the document states them together (else each parameter's own rule). */
@@ -499,7 +499,7 @@ export const paramCheckId = (operationId: string, name: string): string => `feed
  */
 export const MISSING_DAILY_PROBE = '1970-01-01';
 
-/** The caching rules checked on every GET operation (conditional-requests.test.ts), each with its requirement. */
+/** The caching rules checked on every GET operation (conditional-requests.checks.ts), each with its requirement. */
 export const CACHING_RULES = {
   'etag-cache-control': 'feed-200-etag-cache-control',
   's-maxage': 'feed-cache-control-s-maxage',

@@ -27,7 +27,7 @@ import type { RetryMode } from './retry-policy.js';
 import { brokenBodies } from './generate.js';
 
 /** ws as CommonJS, what `require('ws')` gives (its ES module entry is a wrapper of it): in a fresh worker thread it loads
- * in about 60 ms less CPU that way on Node 20, as the vendor SDKs do in suites/gateway/official-clients.test.ts. */
+ * in about 60 ms less CPU that way on Node 20, as the vendor SDKs do in suites/gateway/official-clients.checks.ts. */
 const WebSocket = createRequire(import.meta.url)('ws') as typeof WebSocketClass;
 
 const rules = clientRules('gateway');
@@ -126,7 +126,7 @@ export const GW_CHECK_IDS = {
     form === 'queryKey' && family === 'vendor-a' ? `gw-query-key-refused-on-${kebab(operationId)}` : `gw-${kebab(form)}-refused-on-${kebab(operationId)}`,
   noCredential: (operationId: string): string => `gw-no-credential-refused-on-${kebab(operationId)}`,
   brokenPayload: (operationId: string): string => `gw-broken-payload-400-${kebab(operationId)}`,
-  /** The per-path refusals of requests.test.ts; chat completions keep the ids they had when only that path was checked. */
+  /** The per-path refusals of requests.checks.ts; chat completions keep the ids they had when only that path was checked. */
   unknownModelCode: (operationId: string): string =>
     operationId === 'chatCompletions' ? 'gw-unknown-model-code-chat' : `gw-unknown-model-code-${kebab(operationId)}`,
   unknownModel404: (operationId: string): string => (operationId === 'chatCompletions' ? 'gw-unknown-model-404' : `gw-unknown-model-404-${kebab(operationId)}`),
@@ -134,7 +134,7 @@ export const GW_CHECK_IDS = {
   malformedJsonCode: (operationId: string): string => `gw-malformed-json-code-${kebab(operationId)}`,
   perUser429: (operationId: string): string => (operationId === 'chatCompletions' ? 'gw-per-user-429' : `gw-per-user-429-on-${kebab(operationId)}`),
   keyRefusalType: (operationId: string): string => `gw-key-refusal-gateway-error-on-${kebab(operationId)}`,
-  /** The refusals that precede a stream (streams.test.ts): each class of refusal with `"stream": true`. */
+  /** The refusals that precede a stream (streams.checks.ts): each class of refusal with `"stream": true`. */
   streamKeyState: (slug: string, operationId: string): string => `gw-stream-${slug}-refused-on-${kebab(operationId)}`,
   streamKeyRefusalType: (operationId: string): string => `gw-stream-key-refusal-gateway-error-on-${kebab(operationId)}`,
   streamUnknownModel: (operationId: string): string => `gw-stream-unknown-model-404-${kebab(operationId)}`,
@@ -291,7 +291,7 @@ export function minimalBody(operationId: string, model: string, maxTokens: numbe
 }
 
 /**
- * The broken bodies of an operation's payload the run sends (payloads.test.ts) and its facets name: each required
+ * The broken bodies of an operation's payload the run sends (payloads.checks.ts) and its facets name: each required
  * field left out, and each typed field retyped with at most two values of another kind (the first two of
  * brokenBodies: a scalar or a structure where the other is due, then the next), so that the remote budget holds.
  */

@@ -260,9 +260,9 @@ async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: Tes
   }
 }
 
-/** The suites/<service>/<name>.test.ts module whose code is calling check() now, from the call stack. */
+/** The suites/<service>/<name>.checks.ts module whose code is calling check() now, from the call stack. */
 function definingModule(): string | undefined {
-  return /suites[/\\][a-z]+[/\\][^/\\:]+\.test\.ts/.exec(new Error().stack ?? '')?.[0]?.replace(/\\/g, '/');
+  return /suites[/\\][a-z]+[/\\][^/\\:]+\.checks\.ts/.exec(new Error().stack ?? '')?.[0]?.replace(/\\/g, '/');
 }
 
 /**

@@ -3,7 +3,7 @@
  * 304's headers and empty body): not one request per operation, but each page kind and each parameter value a
  * client can ask for, generated from the OpenAPI description's parameter rules (each enum value, each listed value
  * of a free string, an explicit integer, a search string of the rule's length, the continuation cursor of the next
- * page), and HEAD of every operation. suites/feed/places.test.ts checks each rule at each place; src/facets.ts
+ * page), and HEAD of every operation. suites/feed/places.checks.ts checks each rule at each place; src/facets.ts
  * lists the same places as facets, with the same check ids.
  */
 import { loadOpenApi, operation, kebab, field, type ParameterObject } from './spec.js';

@@ -48,9 +48,9 @@ const CLEAN: Record<string, string> = {
   'src/spec.ts': 'export const a = 1;\n',
   'src/cli.ts': "import { a } from './spec.js';\nexport const run = async () => (await import('../fixtures/embedded.js')).start(a);\n",
   'fixtures/embedded.ts': 'export const start = (n: number) => n;\n',
-  'suites/feed/a.test.ts': 'export {};\n',
-  'suites/feed/b.test.ts': "describe.sequential('in order', () => {});\n",
-  'suites/order.ts': order({ concurrent: ['a.test.ts'], sequential: ['b.test.ts'] }),
+  'suites/feed/a.checks.ts': 'export {};\n',
+  'suites/feed/b.checks.ts': "describe.sequential('in order', () => {});\n",
+  'suites/order.ts': order({ concurrent: ['a.checks.ts'], sequential: ['b.checks.ts'] }),
 };
 
 /** Each kind: the files that add one violation of it to the clean tree, and where the guard must find it. */
@@ -70,8 +70,8 @@ const CASES: { kind: Kind; files: Record<string, string>; at: string | RegExp }[
   { kind: 'unlayered module', files: { 'src/newcomer.ts': 'export const b = 2;\n' }, at: 'src/newcomer.ts' },
   {
     kind: 'long function',
-    files: { 'suites/feed/a.test.ts': `checkGroup('a group', () => {\n${body(MAX_FUNCTION_LINES)}});\n` },
-    at: "suites/feed/a.test.ts checkGroup('a group')",
+    files: { 'suites/feed/a.checks.ts': `checkGroup('a group', () => {\n${body(MAX_FUNCTION_LINES)}});\n` },
+    at: "suites/feed/a.checks.ts checkGroup('a group')",
   },
   { kind: 'long function', files: { 'fixtures/long.ts': `export function long() {\n${body(MAX_FUNCTION_LINES)}}\n` }, at: 'fixtures/long.ts long' },
   { kind: 'long function', files: { 'scripts/long.mjs': `export const long = () => {\n${body(MAX_FUNCTION_LINES)}};\n` }, at: 'scripts/long.mjs long' },
@@ -80,16 +80,16 @@ const CASES: { kind: Kind; files: Record<string, string>; at: string | RegExp }[
     files: { 'src/spec.ts': `export const a = 1;\nexport class Big {\n${'  f = 1;\n'.repeat(MAX_CLASS_LINES)}}\n` },
     at: 'src/spec.ts Big',
   },
-  { kind: 'suite order', files: { 'suites/feed/c.test.ts': 'export {};\n' }, at: 'suites/feed/c.test.ts is listed nowhere in suites/order.ts' },
+  { kind: 'suite order', files: { 'suites/feed/c.checks.ts': 'export {};\n' }, at: 'suites/feed/c.checks.ts is listed nowhere in suites/order.ts' },
   {
     kind: 'suite order',
-    files: { 'suites/feed/a.test.ts': "describe.sequential('x', () => {});\n" },
-    at: 'suites/feed/a.test.ts holds a describe.sequential block but is listed as concurrent',
+    files: { 'suites/feed/a.checks.ts': "describe.sequential('x', () => {});\n" },
+    at: 'suites/feed/a.checks.ts holds a describe.sequential block but is listed as concurrent',
   },
   {
     kind: 'suite order',
-    files: { 'suites/order.ts': order({ concurrent: ['a.test.ts', 'gone.test.ts'], sequential: ['b.test.ts'] }) },
-    at: 'suites/order.ts lists suites/feed/gone.test.ts, which does not exist',
+    files: { 'suites/order.ts': order({ concurrent: ['a.checks.ts', 'gone.checks.ts'], sequential: ['b.checks.ts'] }) },
+    at: 'suites/order.ts lists suites/feed/gone.checks.ts, which does not exist',
   },
 ];
 

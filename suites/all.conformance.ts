@@ -21,7 +21,7 @@ for (const service of SERVICES) {
   serviceGroup(service, async () => {
     const modules = suiteModules(service);
     // A module the order does not list would never run: a harness error of its own, so it cannot go unnoticed.
-    for (const m of readdirSync(path.join(here, service)).filter((f) => f.endsWith('.test.ts') && !modules.includes(f))) {
+    for (const m of readdirSync(path.join(here, service)).filter((f) => f.endsWith('.checks.ts') && !modules.includes(f))) {
       test(`suites/${service}/${m} is not listed in suites/order.ts`, () => {
         throw new Error(`suites/${service}/${m} is not listed in suites/order.ts: add it to one of ${service}'s lists (concurrent, sequential, last)`);
       });

@@ -60,7 +60,7 @@ const OPERATIONS = [
 ];
 
 if (OPERATIONS.map((o) => o.operationId).join() !== PARAMETER_RULE_OPERATIONS.join())
-  throw new Error('parameters.test.ts: OPERATIONS must list PARAMETER_RULE_OPERATIONS');
+  throw new Error('parameters.checks.ts: OPERATIONS must list PARAMETER_RULE_OPERATIONS');
 
 for (const o of OPERATIONS) {
   const { path, op } = operation(doc, o.operationId);

@@ -41,7 +41,7 @@ import type { HttpResponse } from '../../src/http.js';
 
 const operations = (await gatewayOperations()).filter((o) => !o.websocket);
 const REFUSED = [401, 403];
-/** Generations the run makes anyway (requests.test.ts): their uncredentialed twin is the request an open gateway would serve. */
+/** Generations the run makes anyway (requests.checks.ts): their uncredentialed twin is the request an open gateway would serve. */
 const GENERATES = new Set(['chatCompletions', 'messages', 'generateContent']);
 
 /** The control of a refusal on `op`: the same request with the valid key, shown accepted. */

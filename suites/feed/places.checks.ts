@@ -2,7 +2,7 @@
  * content-feed-service.md — What the service does / Endpoints: "Every response carries `ETag` and
  * `Cache-Control`", s-maxage, "an unchanged resource answers 304 with an empty body", "Every 304 carries `ETag` and
  * `Cache-Control` and an empty body", at every place (src/places.ts: each parameter value, a search, a continuation
- * page, HEAD), not only on the one request per operation conditional-requests.test.ts makes. Each place is probed
+ * page, HEAD), not only on the one request per operation conditional-requests.checks.ts makes. Each place is probed
  * once: a request, then at once the same request with If-None-Match: the ETag it gave (a GET's read off the wire,
  * so a body after a 304 shows).
  */

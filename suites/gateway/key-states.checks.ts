@@ -137,7 +137,7 @@ const stateRequest = (st: (typeof KEY_STATES)[number], op: GatewayOperation, key
 
 /**
  * The key rules are the same on every model interface: each state is refused on every path family (vendor A, B and
- * C, besides the model listing above; the realtime WebSocket in realtime.test.ts), with the status the documents
+ * C, besides the model listing above; the realtime WebSocket in realtime.checks.ts), with the status the documents
  * give it. The request names an unknown model, so nothing generates if a state is wrongly served; its control is the
  * same request with the valid key, answered as documented (so a refusal is about the key, not the path).
  */

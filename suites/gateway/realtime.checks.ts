@@ -199,7 +199,7 @@ describe.sequential('the realtime WebSocket', () => {
     },
   );
 
-  // The key states are refused on the realtime WebSocket as on every other model interface (key-states.test.ts).
+  // The key states are refused on the realtime WebSocket as on every other model interface (key-states.checks.ts).
   for (const st of KEY_STATES) {
     check(
       {
