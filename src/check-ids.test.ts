@@ -46,3 +46,18 @@ test('coverage links requirements to checks by the committed ids', () => {
   ]);
   expect(Object.fromEntries(by)).toEqual({ 'feed-x': ['feed-a', 'feed-b'], 'feed-y': ['feed-a'] });
 });
+
+test('a dependency between checks is data: no precondition names what reports the missing fact in prose ("reported by …")', async () => {
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const files = ['src', 'suites/feed', 'suites/gateway'].flatMap((d) =>
+    readdirSync(`${ROOT}${d}`)
+      .filter((f) => /\.ts$/.test(f) && !f.endsWith('.test.ts'))
+      .map((f) => `${d}/${f}`),
+  );
+  const prose = files.flatMap((f) =>
+    readFileSync(`${ROOT}${f}`, 'utf8')
+      .split('\n')
+      .flatMap((l, i) => (/[`'"].*\(reported by /.test(l) ? [`${f}:${i + 1}`] : [])),
+  );
+  expect(prose, 'write the requirement ids as precondition(cond, why, ...dependsOn)').toEqual([]);
+});

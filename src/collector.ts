@@ -28,6 +28,7 @@ export class ResultCollector implements Reporter {
       verdict,
       message,
       ...(verdict === 'skipped' && meta.skip ? { skip: meta.skip } : {}),
+      ...(verdict === 'setup-error' && meta.dependsOn ? { dependsOn: meta.dependsOn } : {}),
       observations: meta.observations,
       requests: meta.requests ?? 0,
       durationMs: Math.round(tc.diagnostic()?.duration ?? 0),

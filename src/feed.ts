@@ -116,6 +116,8 @@ export interface FeedOperation {
    * per-request asOf or request stamp), which says nothing about whether the resource changed.
    */
   content(): string[];
+  /** The requirements whose checks judge the input resolve() builds from the target's answers (an id, a date, a cursor, a limit). */
+  input?: string[];
 }
 
 export interface OperationProbe {
@@ -192,6 +194,7 @@ export const FEED_OPERATIONS: FeedOperation[] = [
       return { path: `/api/v1/stories/${encodeURIComponent(s.id)}`, evidence: s.evidence };
     },
     content: () => [profile().story.root!],
+    input: ['feed-hot-topics-story-link', 'feed-story-references'],
   },
   { operationId: 'listDailies', resolve: async () => ({ path: '/api/v1/dailies', evidence: [] }), content: () => [profile().dailies.list!] },
   { operationId: 'latestDaily', resolve: async () => ({ path: '/api/v1/dailies/latest', evidence: [] }), content: () => [profile().daily.root!] },
@@ -202,12 +205,14 @@ export const FEED_OPERATIONS: FeedOperation[] = [
       return { path: `/api/v1/dailies/${d.date}`, evidence: d.evidence };
     },
     content: () => [profile().daily.root!],
+    input: ['feed-dailies-by-date'],
   },
   {
     operationId: 'selectedSnapshot',
     resolve: async () => ({ path: '/api/v1/selected/snapshot', query: { limit: 1 }, evidence: [] }),
     // The document's own names for the paging state of a snapshot page.
     content: () => [profile().snapshot.list!, 'hasMore', 'nextPage', 'cursor'],
+    input: ['feed-snapshot-limit-range'],
   },
   {
     operationId: 'selectedChanges',
@@ -216,6 +221,7 @@ export const FEED_OPERATIONS: FeedOperation[] = [
       return { path: '/api/v1/selected/changes', query: { [runContext().profile.feed.changes.cursorParam!]: c.cursor }, evidence: c.evidence };
     },
     content: () => [profile().changes.list!, profile().changes.hasMore!, profile().changes.nextCursor!],
+    input: ['feed-changes-accepts-snapshot-cursor'],
   },
 ];
 

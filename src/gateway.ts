@@ -52,6 +52,9 @@ const WHAT: Record<SecretVar, string> = {
  * requirement only: a deployment that does not set its variable leaves that one requirement undecided, and the
  * requirements the other states verify stay verified (see stateRequirements).
  */
+/** The requirements of the key states given: a precondition on their refusals depends on them. */
+export const refusalRequirements = (states: { reqs: string[] }[]): string[] => [...new Set(states.flatMap((st) => st.reqs))];
+
 export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: string; reqs: string[]; statuses: number[]; alone?: true }[] = [
   {
     v: 'GATEWAY_EXPIRED_KEY',
@@ -811,6 +814,12 @@ export function bearerControl(op: GatewayOperation, key: string): Promise<HttpRe
  * one, so that the run's few billable calls also show forms accepted with the documented success (2xx).
  */
 export const GENERATION_FORM: Record<string, KeyForm> = { chatCompletions: 'bearer', messages: 'xApiKey', generateContent: 'queryKey' };
+/** The requirement that each protocol's small generation is served (its own checks report a refusal of it). */
+const GENERATION_REQUIREMENT: Record<string, string> = {
+  chatCompletions: 'gw-chat-completions',
+  messages: 'gw-messages',
+  generateContent: 'gw-generate-content',
+};
 
 /**
  * The small generation of a protocol, once per run, with the key in the protocol's GENERATION_FORM. Chat
@@ -912,7 +921,8 @@ export async function requireGenerationServed(t: CheckTools, op: GatewayOperatio
     t.cite(...c.evidence);
     if (!c.served)
       throw new PreconditionFailed(
-        `setup error (precondition): ${op.method} ${op.display} answered ${c.what} to a request naming an unknown model with the valid key, not ${documentedSuccess(op)}: the operation's refusals could not be told from a missing path`,
+        `${op.method} ${op.display} answered ${c.what} to a request naming an unknown model with the valid key, not ${documentedSuccess(op)}: the operation's refusals could not be told from a missing path`,
+        ['gw-unknown-model-404'],
       );
     return;
   }
@@ -920,7 +930,8 @@ export async function requireGenerationServed(t: CheckTools, op: GatewayOperatio
   t.cite(control);
   if (control.status < 200 || control.status >= 300)
     throw new PreconditionFailed(
-      `setup error (precondition): the small generation on ${op.method} ${op.display} answered ${control.status}, not 2xx: a refusal here could not be told from a missing path or a refused key (reported by that protocol's own checks)`,
+      `the small generation on ${op.method} ${op.display} answered ${control.status}, not 2xx: a refusal here could not be told from a missing path or a refused key`,
+      [GENERATION_REQUIREMENT[op.operationId]!],
     );
 }
 

@@ -28,6 +28,8 @@ declare module 'vitest' {
     reason?: string;
     /** A skipped check's kind and cause, as data (the verdict model reads this, never the reason's text). */
     skip?: Skip;
+    /** A setup error's requirements whose checks report what was missing (PreconditionFailed.dependsOn). */
+    dependsOn?: string[];
     observations?: Record<string, string>;
     requests?: number;
     failingRequests?: FailingRequest[];
@@ -52,8 +54,18 @@ const SETUP_ERROR = 'setup error (precondition): ';
 export class PreconditionFailed extends Error {
   override name = 'PreconditionFailed';
   /** `why`: the condition that did not hold (the message says "setup error (precondition)" before it). */
-  constructor(why: string) {
-    super(why.startsWith(SETUP_ERROR) ? why : SETUP_ERROR + why);
+  /**
+   * `dependsOn`: the requirement ids whose own checks report what is missing (the target broke one of them, or its
+   * data gave nothing to check): data the report links and the requirement verdicts read, never text to parse.
+   */
+  constructor(
+    why: string,
+    readonly dependsOn: string[] = [],
+  ) {
+    super((why.startsWith(SETUP_ERROR) ? why : SETUP_ERROR + why) + (dependsOn.length ? ` (depends on ${dependsOn.join(', ')})` : ''));
+    // An id that names no requirement is the suite's mistake: a harness error (the check ends "error"), not a setup error.
+    const unknown = dependsOn.filter((id) => !isRequirement(id));
+    if (unknown.length) throw new Error(`harness error: a precondition depends on ${unknown.join(', ')}, not a requirement of the catalogue`);
   }
 }
 
@@ -126,6 +138,15 @@ function classify(err: unknown, level: Level): Verdict {
   return level === 'MUST' ? 'failed' : 'warning';
 }
 
+function isRequirement(id: string): boolean {
+  try {
+    requirement(id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): void {
   if (!ID_PATTERN.test(spec.id)) throw new Error(`check id "${spec.id}" is not a kebab-case slug`);
   if (registered.has(spec.id)) throw new Error(`check id "${spec.id}" is registered twice`);
@@ -190,6 +211,7 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
     if (verdict === 'passed') return;
     const message = error instanceof Error ? error.message : String(error);
     meta.reason = message;
+    if (error instanceof PreconditionFailed && error.dependsOn.length) meta.dependsOn = error.dependsOn;
     if (verdict === 'skipped') {
       if (error instanceof NotConfigured) meta.skip = { kind: error.kind, ...(error.skipCause ? { cause: error.skipCause } : {}) };
       tc.skip(message);
@@ -288,8 +310,8 @@ export function fail(message: string): never {
 }
 
 /** End the check as a setup error unless `cond` holds. */
-export function precondition(cond: unknown, message: string): asserts cond {
-  if (!cond) throw new PreconditionFailed(message);
+export function precondition(cond: unknown, message: string, ...dependsOn: string[]): asserts cond {
+  if (!cond) throw new PreconditionFailed(message, dependsOn);
 }
 
 /** Parse a JSON body, failing the check (not crashing the harness) when it is not JSON. */

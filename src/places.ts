@@ -20,6 +20,8 @@ export interface FeedPlace {
   query?: Record<string, string>;
   /** The query parameter that carries the cursor of the page before, and where that page gives it. */
   follows?: { param: string; from: () => string };
+  /** The requirements whose checks judge whether this place answers 200 at all (its parameter's, paging's, access). */
+  dependsOn: string[];
 }
 
 /** The rules checked at every place (the stability of an ETag over time stays the per-operation checks'). */
@@ -33,6 +35,8 @@ const CONTINUATION: Record<string, { param: string; from: () => string }> = {
   listItems: { param: 'cursor', from: () => profile().items.nextCursor! },
   selectedSnapshot: { param: 'page', from: () => 'nextPage' },
 };
+/** The requirement of each paged operation's paging (a continuation page that is not served is its finding). */
+const PAGING_REQUIREMENT: Record<string, string> = { listItems: 'feed-items-paging', selectedSnapshot: 'feed-snapshot-paging' };
 /** Small pages where the operation pages (every place of it asks for them, so bodies stay small). */
 const BASE_QUERY: Record<string, Record<string, string>> = { selectedSnapshot: { limit: '2' } };
 
@@ -48,6 +52,7 @@ function parameterPlaces(operationId: string, path: string, p: RuleParameter): F
     path,
     query: { ...base, [p.name]: value },
     text: `${operationId} with ${p.name}=${value} (${what})`,
+    dependsOn: [p['x-requirement']!, 'feed-anonymous-access'],
   });
   if (s.enum) return s.enum.map((v) => at(String(v), 'a documented value'));
   if (s.type === 'string' && s.examples) return s.examples.map((v) => at(String(v), 'a listed current value'));
@@ -77,10 +82,17 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
         query: { ...(BASE_QUERY[operationId] ?? { limit: '2' }) },
         follows: next,
         text: `${operationId}: a continuation page (${next.param} from the page before)`,
+        dependsOn: [PAGING_REQUIREMENT[operationId]!, 'feed-anonymous-access'],
       });
   }
   for (const o of FEED_OPERATIONS)
-    out.push({ slug: `head-${kebab(o.operationId)}`, operationId: o.operationId, method: 'HEAD', text: `HEAD of ${o.operationId}` });
+    out.push({
+      slug: `head-${kebab(o.operationId)}`,
+      operationId: o.operationId,
+      method: 'HEAD',
+      text: `HEAD of ${o.operationId}`,
+      dependsOn: ['feed-anonymous-access'],
+    });
   return out;
 }
 

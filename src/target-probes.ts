@@ -46,13 +46,7 @@ export async function reachable(url: string, timeoutMs: number): Promise<string 
  * service (a missing or extra path prefix), which is a configuration error, not 90 requirement failures. No answer
  * in time, or any other status, is left to the checks to judge.
  */
-export async function notTheService(
-  service: Service,
-  url: string,
-  timeoutMs: number,
-  maxBodyBytes: number,
-  count: () => void,
-): Promise<string | undefined> {
+export async function notTheService(service: Service, url: string, timeoutMs: number, maxBodyBytes: number, count: () => void): Promise<string | undefined> {
   const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
   const agent = agentOf(timeoutMs);
   firstAnswers.delete(url);

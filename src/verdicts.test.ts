@@ -58,6 +58,20 @@ describe('a requirement is decided by every check citing it', () => {
     const [r] = requirementResults([], ['feed'], [entry('r', { unverifiable: 'server internals' })]);
     expect([r!.verdict, r!.reason]).toEqual(['unverifiable', 'server internals']);
   });
+  test('a setup error names, as data, the requirements its precondition depends on, and which of them this run found broken', () => {
+    const results = [
+      { ...check('c', 'setup-error', ['r']), dependsOn: ['a', 'b'] },
+      { ...check('d', 'setup-error', ['r']), dependsOn: ['a'] },
+      check('e', 'failed', ['a']),
+      check('f', 'passed', ['b']),
+    ];
+    const [r] = requirementResults(results, ['feed'], [entry('r'), entry('a'), entry('b')]);
+    expect({ verdict: r!.verdict, dependsOn: r!.dependsOn, dependsOnFailed: r!.dependsOnFailed }).toEqual({
+      verdict: 'setup error',
+      dependsOn: ['a', 'b'],
+      dependsOnFailed: ['a'],
+    });
+  });
   test('declared unchecked turns an undecided requirement into "declared unchecked", never a failed one', () => {
     const undecided = requirementResults([check('c', 'setup-error', ['r'])], ['feed'], [entry('r')], [{ id: 'r', reason: 'no such key' }]);
     const failed = requirementResults([check('c', 'failed', ['r'])], ['feed'], [entry('r')], [{ id: 'r', reason: 'no such key' }]);

@@ -67,6 +67,8 @@ export interface CheckResult {
   message?: string;
   /** A skipped check's kind and cause (absent on a skip the harness did not decide: a filtered or vitest skip). */
   skip?: Skip;
+  /** A setup error's precondition: the requirement ids whose own checks report what was missing. */
+  dependsOn?: string[];
   observations?: Record<string, string>;
   requests: number;
   durationMs: number;
@@ -189,6 +191,12 @@ export interface RequirementResult {
   reason?: string;
   /** The cause of the skip that left it undecided, when the harness named one. */
   cause?: SkipCause;
+  /**
+   * Left undecided by a setup error: the requirements its checks depend on (their preconditions' dependsOn), and of
+   * those the ones this run found broken (the failure that explains it, reported there).
+   */
+  dependsOn?: string[];
+  dependsOnFailed?: string[];
   knownDeviation?: KnownDeviation;
 }
 
@@ -582,6 +590,12 @@ function deviationStatus(d: KnownDeviation, results: CheckResult[]): DeviationSt
   return { ...d, status, checks: mine.map((r) => r.id) };
 }
 
+/** The requirements a requirement's setup errors depend on, each once. */
+function dependencies(mine: CheckResult[]): Pick<RequirementResult, 'dependsOn'> {
+  const ids = [...new Set(mine.filter((c) => c.verdict === 'setup-error').flatMap((c) => c.dependsOn ?? []))];
+  return ids.length ? { dependsOn: ids } : {};
+}
+
 /** The kind of a skip, as the harness recorded it: a skip it did not decide (a filter's) counts as not configured. */
 function skipKind(c: CheckResult): 'not configured' | 'not exercised' {
   return c.skip && c.skip.kind !== 'not configured' ? 'not exercised' : 'not configured';
@@ -647,8 +661,11 @@ export function requirementResults(
                       ? firstReason((c) => c.verdict === 'skipped' && skipKind(c) === 'not configured')
                       : firstReason((c) => c.verdict !== 'passed'),
       ...(verdict === 'skipped' && cause ? { cause } : {}),
+      ...(verdict === 'setup error' ? dependencies(mine) : {}),
       knownDeviation: mine.find((c) => c.knownDeviation)?.knownDeviation,
     });
   }
+  const failed = new Set(out.filter((q) => q.verdict === 'fail').map((q) => q.id));
+  for (const q of out) if (q.dependsOn) q.dependsOnFailed = q.dependsOn.filter((id) => failed.has(id));
   return out;
 }

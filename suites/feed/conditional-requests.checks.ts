@@ -31,7 +31,7 @@ async function ok200(op: FeedOperation, cite: (...r: HttpResponse[]) => void): P
     throw new PreconditionFailed(`${op.operationId} answered 404, which the document allows; nothing to check`);
   }
   // Whether the operation answers 200 at all is the anonymous-access check's requirement; these check its headers.
-  if (p.first.status !== 200) throw new PreconditionFailed(`${op.operationId} answered ${p.first.status}, not 200 (reported by the anonymous-access check)`);
+  if (p.first.status !== 200) throw new PreconditionFailed(`${op.operationId} answered ${p.first.status}, not 200`, ['feed-anonymous-access']);
   return p;
 }
 
@@ -118,7 +118,7 @@ checkGroup('conditional requests on every operation', () => {
       async (t) => {
         const p = await ok200(op, t.cite);
         const cc = p.first.header('cache-control');
-        precondition(cc, 'the 200 has no Cache-Control (reported by the ETag and Cache-Control check)');
+        precondition(cc, 'the 200 has no Cache-Control', 'feed-200-etag-cache-control');
         expect(sMaxAge(cc), `s-maxage in "${cc}"`).toBeTypeOf('number');
       },
     );
@@ -131,7 +131,7 @@ checkGroup('conditional requests on every operation', () => {
       },
       async (t) => {
         const p = await ok200(op, t.cite);
-        precondition(p.conditional, 'the 200 carried no ETag to send back (reported by the ETag and Cache-Control check)');
+        precondition(p.conditional, 'the 200 carried no ETag to send back', 'feed-200-etag-cache-control');
         const r = await revalidation(op, p);
         t.cite(...r.responses);
         t.observe('bodies of the two plain GETs', p.again.body === p.first.body ? 'identical' : 'different (per-request fields or new content)');
@@ -168,7 +168,7 @@ checkGroup('conditional requests on every operation', () => {
         const p = await ok200(op, t.cite);
         const r = await revalidation(op, p);
         t.cite(...r.responses);
-        precondition(r.notModified, 'no 304 was obtained (reported by the If-None-Match check)');
+        precondition(r.notModified, 'no 304 was obtained', 'feed-conditional-304');
         const nm = r.notModified.res;
         expectEntityTag(nm.header('etag'), '304 ETag');
         expect(nm.header('cache-control'), '304 Cache-Control').toBeTruthy();
@@ -202,7 +202,7 @@ checkGroup('conditional requests on every operation', () => {
       { id: cachingCheckId('etag-stable', name), title: `${name}: the ETag stays the same while the content does`, requirements: ['feed-etag-stable'] },
       async (t) => {
         const p = await ok200(op, t.cite);
-        precondition(p.first.header('etag'), 'the 200 carried no ETag (reported by the ETag and Cache-Control check)');
+        precondition(p.first.header('etag'), 'the 200 carried no ETag', 'feed-200-etag-cache-control');
         const r = await revalidation(op, p);
         t.cite(...r.responses);
         // What a client can observe of "unchanged": the same content (contentOf: the resource's fields, not its
@@ -251,7 +251,7 @@ checkGroup('If-None-Match is read as HTTP defines it', () => {
         const p = await ok200(op, t.cite);
         const r = await revalidation(op, p);
         t.cite(...r.responses);
-        precondition(r.notModified, 'If-None-Match with the exact current ETag gave no 304 (reported by the If-None-Match check)');
+        precondition(r.notModified, 'If-None-Match with the exact current ETag gave no 304', 'feed-conditional-304');
         let current = r.notModified.res.header('etag') ?? r.notModified.sent;
         const { path, query } = await op.resolve();
         const other = () => `"not-current-${randomBytes(6).toString('hex')}"`;

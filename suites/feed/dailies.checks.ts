@@ -177,7 +177,7 @@ checkGroup('the daily-report archive', () => {
       // An archive or latest not served is the checks of those operations' finding; here there is no Cache-Control to read.
       precondition(answers.length > 0, `neither the archive nor latest answered 200 (${res.status}, ${latest.status})`);
       const read = answers.filter((r) => r.header('cache-control'));
-      precondition(read.length > 0, 'no Cache-Control to read (reported by the ETag and Cache-Control checks)');
+      precondition(read.length > 0, 'no Cache-Control to read', 'feed-200-etag-cache-control');
       for (const r of read) t.observe(`Cache-Control of ${new URL(r.url).pathname}`, r.header('cache-control')!);
       const bad = read.flatMap((r) => staleForADay(r.header('cache-control')!).map((why) => `${new URL(r.url).pathname}: ${why}`));
       if (bad.length)

@@ -11,7 +11,7 @@ const hotTopics = () =>
   once('hot-topics', async () => {
     const res = await feedGet('/api/v1/hot-topics');
     // Whether it answers 200 is the anonymous-access check's requirement; these check what a 200 holds.
-    if (res.status !== 200) throw new PreconditionFailed(`GET /api/v1/hot-topics answered ${res.status}, not 200 (reported by the anonymous-access check)`);
+    if (res.status !== 200) throw new PreconditionFailed(`GET /api/v1/hot-topics answered ${res.status}, not 200`, ['feed-anonymous-access']);
     return { res, entries: listOf(inputJson(res, `GET ${res.url}`), profile().hotTopics.list!) as Record<string, unknown>[] };
   });
 
@@ -124,8 +124,7 @@ checkGroup('hot-topic story links and caching', () => {
         if (segment === '') t.violation(`links.story ${url.href} ends in "/": its final path segment is empty, not the story's publicId`);
         const status = await storyStatus(segment);
         // A refusal (401/403) says nothing about the link: whether stories are open is the anonymous-access check's.
-        if (status === 401 || status === 403)
-          throw new PreconditionFailed(`the story endpoint refused "${segment}" with ${status} (reported by the anonymous-access check)`);
+        if (status === 401 || status === 403) throw new PreconditionFailed(`the story endpoint refused "${segment}" with ${status}`, ['feed-anonymous-access']);
         // A redirect means a merged story: the id is one the endpoint knows (its status is feed-story-merged-308's to judge).
         if (status !== 200 && !(status >= 300 && status < 400))
           fail(`the story endpoint for "${segment}" (last segment of ${url.href}): ${status}, where 200 (or a redirect, for a merged story) is required`);
@@ -146,7 +145,9 @@ checkGroup('hot-topic story links and caching', () => {
       // A missing Cache-Control or s-maxage is the root cause the checks citing those requirements report.
       precondition(
         cc && sMaxAge(cc) !== undefined,
-        `hot topics carry no s-maxage ("${cc ?? '(no Cache-Control)'}"; reported by the Cache-Control and s-maxage checks)`,
+        `hot topics carry no s-maxage ("${cc ?? '(no Cache-Control)'}")`,
+        'feed-200-etag-cache-control',
+        'feed-cache-control-s-maxage',
       );
       expect(sMaxAge(cc), `s-maxage in "${cc}"`).toBe(60);
     },
@@ -162,7 +163,7 @@ checkGroup('hot-topic story links and caching', () => {
       const { res } = await hotTopics();
       t.cite(res);
       const cc = res.header('cache-control');
-      precondition(cc, 'hot topics carry no Cache-Control (reported by the Cache-Control checks)');
+      precondition(cc, 'hot topics carry no Cache-Control', 'feed-200-etag-cache-control');
       // RFC 9111 5.2.2: private keeps shared caches from storing it, no-store keeps every cache from it, no-cache
       // forbids using it without revalidation: each takes away the 60 s window shared caches are to use.
       const forbidding = ['private', 'no-store', 'no-cache'].filter((d) => parseCacheControl(cc).has(d));

@@ -5,8 +5,6 @@ import { check, expect, jsonBody, precondition, PreconditionFailed, checkGroup }
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
 import { kebab } from '../../src/spec.js';
 
-/** Operations whose path carries an id the feed gave (a story id, an archive date). */
-const WITH_ID = new Set(['getStory', 'getDaily']);
 /** The plain GET of each operation's shared probe: it carries no credential of any kind. */
 const plainGet = async (op: FeedOperation) => ({ res: (await operationProbe(op)).first });
 
@@ -20,10 +18,11 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
       expect(res.status, `${name} without credentials`).not.toBeOneOf([401, 403]);
       if (res.status === 404 && MAY_BE_ABSENT.has(name)) throw new PreconditionFailed(`${name} answered 404, which the document allows`);
       // A 400 to a request built from the feed's own answers (a story id, a date, a snapshot cursor, a limit) judges
-      // that input, not anonymous access: the checks of that input report it.
-      const { path, query } = await op.resolve();
-      if (res.status === 400 && (Object.keys(query ?? {}).length > 0 || WITH_ID.has(name)))
-        throw new PreconditionFailed(`${name} answered 400 to ${path} with the input the feed gave (reported by the checks of that input)`);
+      // that input, not anonymous access: the checks of that input's requirements (op.input) report it.
+      if (res.status === 400 && op.input) {
+        const { path } = await op.resolve();
+        throw new PreconditionFailed(`${name} answered 400 to ${path} with the input the feed gave`, op.input);
+      }
       expect(res.status, `${name} without credentials`).toBe(200);
     });
 
@@ -43,7 +42,7 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
     check({ id: `feed-post-405-${kebab(name)}`, title: `${name}: POST answers 405`, requirements: ['feed-get-only'] }, async () => {
       // Control: GET of the same path answers 200, so a refusal of everything is not read as "POST not allowed".
       const control = (await operationProbe(op)).first;
-      precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200 (reported by the anonymous-access check)`);
+      precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200`, 'feed-anonymous-access');
       const { path } = await op.resolve();
       const res = await feedGet(path, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
       expect(res.status, `POST ${path}`).toBe(405);
@@ -57,7 +56,7 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
       const id = name === 'listItems' ? `feed-${method.toLowerCase()}-405` : `feed-${method.toLowerCase()}-405-${kebab(name)}`;
       check({ id, title: `${method} on ${name} answers 405`, requirements: ['feed-get-only'] }, async () => {
         const control = (await operationProbe(op)).first;
-        precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200 (reported by the anonymous-access check)`);
+        precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200`, 'feed-anonymous-access');
         const { path, query } = await op.resolve();
         const res = await feedGet(path, { method, query, ...(method === 'DELETE' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } }) });
         expect(res.status, `${method} ${path}`).toBe(405);
@@ -81,7 +80,7 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
       },
       async (t) => {
         const control = (await operationProbe(op)).first;
-        precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200 (reported by the anonymous-access check)`);
+        precondition(control.status === 200, `GET of ${name} answered ${control.status}, not 200`, 'feed-anonymous-access');
         const { path, query } = await op.resolve();
         // The listing under another query (the operation's own documented value), so its plain URL is not fetched once more.
         const q = name === 'listItems' ? { mode: 'all' } : query;
@@ -91,7 +90,7 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
           // The other query is this check's choice: whether the feed serves it at all is its parameter's check's.
           const plain = await feedGet(path, { query: q });
           t.cite(plain);
-          precondition(plain.status === 200, `GET ${path}?mode=all answered ${plain.status} without a credential too (reported by the checks of mode)`);
+          precondition(plain.status === 200, `GET ${path}?mode=all answered ${plain.status} without a credential too`, 'feed-items-mode-enum');
         }
         expect(res.status, `${name} with Authorization: Bearer … and X-Api-Key: … (an unknown credential)`).toBe(200);
       },
@@ -123,7 +122,7 @@ checkGroup('problem responses', () => {
   check({ id: 'feed-400-problem', title: 'a rejected parameter answers 400 as application/problem+json', requirements: ['feed-problem-json'] }, async (t) => {
     const res = await rejected();
     t.cite(res);
-    precondition(res.status === 400, `dailies limit=0 answered ${res.status}, not 400 (reported by the dailies limit checks)`);
+    precondition(res.status === 400, `dailies limit=0 answered ${res.status}, not 400`, 'feed-dailies-limit-range');
     const type = (res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     expect(type, 'content type of the 400').toBe('application/problem+json');
     const body = jsonBody<unknown>(res);
@@ -132,7 +131,7 @@ checkGroup('problem responses', () => {
   check({ id: 'feed-400-request-id', title: 'a rejected parameter answers 400 with X-Request-Id', requirements: ['feed-problem-request-id'] }, async (t) => {
     const res = await rejected();
     t.cite(res);
-    precondition(res.status === 400, `dailies limit=0 answered ${res.status}, not 400 (reported by the dailies limit checks)`);
+    precondition(res.status === 400, `dailies limit=0 answered ${res.status}, not 400`, 'feed-dailies-limit-range');
     expect(res.header('x-request-id'), 'X-Request-Id on the 400').toBeTruthy();
   });
 });

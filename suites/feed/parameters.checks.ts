@@ -41,7 +41,7 @@ function listingJson(res: HttpResponse): unknown {
   try {
     return JSON.parse(res.body);
   } catch {
-    throw new PreconditionFailed(`the 200 body of ${res.url} is not JSON (reported by the JSON body check)`);
+    throw new PreconditionFailed(`the 200 body of ${res.url} is not JSON`, ['feed-success-json']);
   }
 }
 
@@ -75,7 +75,7 @@ for (const o of OPERATIONS) {
         // Control: the operation answers 200 without the parameter, so a refusal of everything is not read as a
         // verdict on the parameter's rule (whether it answers 200 is the anonymous-access check's requirement).
         const plain = await once(`plain:${path}`, () => feedGet(path));
-        precondition(plain.status === 200, `GET ${path} answered ${plain.status} without parameters, not 200 (reported by the anonymous-access check)`);
+        precondition(plain.status === 200, `GET ${path} answered ${plain.status} without parameters, not 200`, 'feed-anonymous-access');
         return feedGet(path, { query: { [p.name]: value } });
       };
 
@@ -163,10 +163,7 @@ for (const o of OPERATIONS) {
           // listing may move on between two requests (compareLive tells that from a real difference).
           // Control: the operation answers 200 without the parameter (whether it does is the anonymous-access check's).
           const plainFirst = await once(`plain:${path}`, () => feedGet(path));
-          precondition(
-            plainFirst.status === 200,
-            `GET ${path} answered ${plainFirst.status} without parameters, not 200 (reported by the anonymous-access check)`,
-          );
+          precondition(plainFirst.status === 200, `GET ${path} answered ${plainFirst.status} without parameters, not 200`, 'feed-anonymous-access');
           const cmp = await compareLive(
             (c) => feedGet(path, c),
             (c) => feedGet(path, { query: { [p.name]: String(s.default) }, ...c }),
@@ -181,12 +178,10 @@ for (const o of OPERATIONS) {
             throw new PreconditionFailed(
               `the listing changed between every two requests, each sent at once after the other (${cmp.responses.length} requests): the feed changes faster than the comparison can finish`,
             );
-          // An explicit limit that is not honored is the limit rule's defect (reported by its range check), not the default's.
+          // An explicit limit that is not honored is the limit rule's defect, which its range check reports, not the default's.
           const n = listOf(listingJson(explicit), o.list()).length;
           if (s.type === 'integer' && p.name === 'limit' && n > Number(s.default))
-            throw new PreconditionFailed(
-              `${p.name}=${String(s.default)} returned ${n} entries: the value is not honored (reported by the ${p.name} range checks)`,
-            );
+            throw new PreconditionFailed(`${p.name}=${String(s.default)} returned ${n} entries: the value is not honored`, [req]);
           expect(list(explicit), `${p.name}=${String(s.default)} lists what the request without it lists`).toBe(list(plain));
         });
       }
@@ -207,7 +202,7 @@ checkGroup('listItems: category', () => {
     },
     async (t) => {
       const plain = await once('plain:/api/v1/items', () => feedGet('/api/v1/items'));
-      precondition(plain.status === 200, `GET /api/v1/items answered ${plain.status} without parameters, not 200 (reported by the anonymous-access check)`);
+      precondition(plain.status === 200, `GET /api/v1/items answered ${plain.status} without parameters, not 200`, 'feed-anonymous-access');
       const refused: string[] = [];
       for (const v of listed) {
         const res = await feedGet('/api/v1/items', { query: { category: String(v) } });
@@ -226,7 +221,7 @@ checkGroup('listItems: category', () => {
     },
     async (t) => {
       const plain = await once('plain:/api/v1/items', () => feedGet('/api/v1/items'));
-      precondition(plain.status === 200, `GET /api/v1/items answered ${plain.status} without parameters, not 200 (reported by the anonymous-access check)`);
+      precondition(plain.status === 200, `GET /api/v1/items answered ${plain.status} without parameters, not 200`, 'feed-anonymous-access');
       const res = await feedGet('/api/v1/items', { query: { category: 'conformance-unlisted' } });
       t.observe('unlisted category', String(res.status));
       expect(res.status, 'an unlisted category').toBe(200);

@@ -86,7 +86,7 @@ async function ok(place: FeedPlace, cite: (...r: HttpResponse[]) => void): Promi
     throw new PreconditionFailed(`HEAD answered ${p.first.status}: the deployment serves no HEAD, so no HEAD response is there to judge`);
   if (p.first.status === 404 && MAY_BE_ABSENT.has(place.operationId))
     throw new PreconditionFailed(`${place.operationId} answered 404, which the document allows`);
-  precondition(p.first.status === 200, `${place.text} answered ${p.first.status}, not 200 (reported by the checks of that parameter and of access)`);
+  precondition(p.first.status === 200, `${place.text} answered ${p.first.status}, not 200`, ...place.dependsOn);
   return p;
 }
 
@@ -103,19 +103,20 @@ const RULES: Record<string, (place: FeedPlace, t: CheckTools) => Promise<void>> 
     const answers: [string, string | undefined][] = [[`the ${p.first.status}`, p.first.header('cache-control')]];
     if (p.conditional?.status === 304) answers.push(['the 304', cc(p.conditional.headers)]);
     const present = answers.filter(([, v]) => v !== undefined);
-    precondition(present.length > 0, 'no Cache-Control to read (reported by the ETag and Cache-Control checks)');
+    precondition(present.length > 0, 'no Cache-Control to read', 'feed-200-etag-cache-control');
     const bad = present.filter(([, v]) => sMaxAge(v) === undefined);
     if (bad.length) fail(`${place.text}: ${bad.map(([w, v]) => `${w} has Cache-Control "${v}" without s-maxage in seconds`).join('; ')}`);
   },
   'conditional-304': async (place, t) => {
     const p = await ok(place, t.cite);
-    precondition(p.conditional, 'the 200 carried no ETag to send back (reported by the ETag and Cache-Control check)');
+    precondition(p.conditional, 'the 200 carried no ETag to send back', 'feed-200-etag-cache-control');
     const c = p.conditional;
     t.observe('conditional requests', String(p.moved + 1));
     if (c.status === 304) return;
     precondition(
       p.plainAfter === undefined || p.plainAfter === 200,
-      `${place.text}: If-None-Match answered ${c.status}, and the same request without it ${p.plainAfter} right after: the place no longer answers 200 (reported by the checks of its parameter, paging and access)`,
+      `${place.text}: If-None-Match answered ${c.status}, and the same request without it ${p.plainAfter} right after: the place no longer answers 200`,
+      ...place.dependsOn,
     );
     if (c.status === 200 && c.headers.etag && !weakMatch(c.headers.etag, c.sent) && p.moved + 1 >= TRIES)
       // A resource that changes at every request (a live snapshot page) never stays unchanged: nothing to revalidate.
@@ -127,7 +128,7 @@ const RULES: Record<string, (place: FeedPlace, t: CheckTools) => Promise<void>> 
   '304-headers': async (place, t) => {
     const p = await ok(place, t.cite);
     if (p.conditional?.status === 200 && p.moved + 1 >= TRIES) return t.notApplicable('the content changed at every request: no 304 to read');
-    precondition(p.conditional?.status === 304, 'no 304 was obtained (reported by the If-None-Match check of this place)');
+    precondition(p.conditional?.status === 304, 'no 304 was obtained', 'feed-conditional-304');
     const c = p.conditional!;
     const missing = ['etag', 'cache-control'].filter((h) => !c.headers[h]);
     if (missing.length) fail(`${place.text}: the 304 lacks ${missing.join(' and ')}`);

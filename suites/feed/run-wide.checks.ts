@@ -67,7 +67,7 @@ describe.sequential('the cursor lifetime, at the end of the run', () => {
     async (t) => {
       // Whether the listing answers 200 at all, and gives a cursor, is other checks' requirement.
       const first = await firstCursor().catch((e: unknown) => {
-        if (e instanceof AssertionViolation) throw new PreconditionFailed(`setup error (precondition): ${e.message} (reported by the items checks)`);
+        if (e instanceof AssertionViolation) throw new PreconditionFailed(e.message, ['feed-items-paging']);
         throw e;
       });
       const { cursor, at, res } = first;

@@ -14,7 +14,7 @@ const liveStoryBody = async () => {
   const s = await liveStory();
   const res = s.evidence[s.evidence.length - 1]!;
   // Whether the story answers 200 at all is the anonymous-access check's requirement; these check what it holds.
-  if (res.status !== 200) throw new PreconditionFailed(`GET ${storyPath(s.id)} answered ${res.status}, not 200 (reported by the anonymous-access check)`);
+  if (res.status !== 200) throw new PreconditionFailed(`GET ${storyPath(s.id)} answered ${res.status}, not 200`, ['feed-anonymous-access']);
   return { id: s.id, res, root: field(storyJson(res), profile().story.root!) as Root | undefined };
 };
 
@@ -23,7 +23,7 @@ function storyJson(res: HttpResponse): unknown {
   try {
     return JSON.parse(res.body);
   } catch {
-    throw new PreconditionFailed(`the story's 200 body is not JSON (reported by the JSON body check)`);
+    throw new PreconditionFailed(`the story's 200 body is not JSON`, ['feed-success-json']);
   }
 }
 
@@ -252,7 +252,7 @@ checkGroup('merged stories', () => {
       }
       // On the story endpoint's own path a body that is not JSON is the JSON body rule's (feed-success-json) to report.
       const onStoryPath = /^\/api\/v1\/stories\/[^/]+$/.test(operationPath('feed', target.href) ?? '');
-      precondition(json || !onStoryPath, `the story endpoint answered ${target.pathname} with a body that is not JSON (reported by the JSON body check)`);
+      precondition(json || !onStoryPath, `the story endpoint answered ${target.pathname} with a body that is not JSON`, 'feed-success-json');
       const served = field(root, profile().story.publicId!);
       if (typeof served !== 'string')
         t.violation(

@@ -26,6 +26,7 @@ import {
   requireKey,
   requireValidKey,
   shapeFor,
+  refusalRequirements,
   stateRequirements,
   typeNames,
   unknownModelRequest,
@@ -203,7 +204,7 @@ checkGroup('a key refusal is an error of the gateway itself on every path', () =
           judged++;
           expectGatewayError(t, res, `${st.what} on ${op.display}`);
         }
-        precondition(judged > 0, `no key state was refused with 401 or 403 on ${op.display} (reported by the key-state checks)`);
+        precondition(judged > 0, `no key state was refused with 401 or 403 on ${op.display}`, ...refusalRequirements(configured));
       },
     );
   }
@@ -244,8 +245,9 @@ checkGroup('a key refusal names a code of the code tables where the envelope hol
         precondition(
           judged > 0,
           refused > 0
-            ? `${refused} key state(s) refused on ${op.display}, none in the vendor B envelope: no error.type to read the code from (reported by gw-vendor-b-error-shape)`
-            : `no key state was refused on ${op.display} (reported by the key-state checks)`,
+            ? `${refused} key state(s) refused on ${op.display}, none in the vendor B envelope: no error.type to read the code from`
+            : `no key state was refused on ${op.display}`,
+          ...(refused > 0 ? ['gw-error-shape-vendor-b'] : refusalRequirements(configured)),
         );
       },
     );

@@ -29,6 +29,7 @@ import {
   requireKey,
   requireValidKey,
   shapeFor,
+  refusalRequirements,
   stateRequirements,
   streamedRequest,
   STREAM_OPERATIONS,
@@ -124,7 +125,7 @@ checkGroup('the refusals that precede a stream', () => {
             t.observe(`error (${st.slug})`, `type ${JSON.stringify(type)}, code ${JSON.stringify(code)}`);
             expect(type, `error.type of the refusal of ${st.what} on a streamed ${op.display} (the gateway's own error)`).toBe(typeNames().gatewayError);
           }
-          precondition(judged > 0, `no key state was refused with 401 or 403 on a streamed ${op.display} (reported by the streamed key-state checks)`);
+          precondition(judged > 0, `no key state was refused with 401 or 403 on a streamed ${op.display}`, ...refusalRequirements(configured));
         },
       );
 
