@@ -50,8 +50,10 @@ function quiet(t: { notApplicable(why: string): never }, what: string, ms: numbe
   return t.notApplicable(`the target did not change during the run: waited ${waited(ms)} for ${what} to change`);
 }
 
+/** The continuation page the default listing's first cursor leads to, watched as a resource of its own. */
+const NEXT_PAGE = 'listItems:next';
 /** The operations watched across a change: each once per run, all at once (their waits run side by side). */
-const WATCHED = ['listItems', 'hotTopics', 'getStory', 'listDailies', 'latestDaily', 'selectedChanges'];
+const WATCHED = ['listItems', NEXT_PAGE, 'hotTopics', 'getStory', 'listDailies', 'latestDaily', 'selectedChanges'];
 interface Watch extends FirstRead {
   after?: HttpResponse;
   /** If-None-Match with the first answer's ETag, sent as soon as the change was seen (200 is due). */
@@ -67,9 +69,12 @@ interface FirstRead {
   before: HttpResponse;
   /** When the first answer arrived (epoch ms). */
   at: number;
+  /** The page whose cursor `query` carries (the continuation page's watch). */
+  issuedBy?: HttpResponse;
 }
 function firstRead(operationId: string): Promise<FirstRead> {
   return once(`live-first:${operationId}`, async () => {
+    if (operationId === NEXT_PAGE) return nextPageRead();
     const o = op(operationId);
     if (operationId === 'getStory') {
       const linked = await linkedStory(o);
@@ -80,6 +85,19 @@ function firstRead(operationId: string): Promise<FirstRead> {
     const before = await feedGet(path, { query, continuation: true });
     return { o, path, query, before, at: Date.now() };
   });
+}
+
+/**
+ * A continuation page: the one the default listing's cursor leads to (a page whose rows a live feed edits, removes
+ * and inserts among while its URL, the cursor's, stays the same). The first page itself when it gave no cursor.
+ */
+async function nextPageRead(): Promise<FirstRead> {
+  const o = op('listItems');
+  const first = await feedGet('/api/v1/items', { continuation: true });
+  const cursor = first.status === 200 ? field(json(first), profile().items.nextCursor!) : undefined;
+  const query = typeof cursor === 'string' ? { cursor } : undefined;
+  const before = query ? await feedGet('/api/v1/items', { query, continuation: true }) : first;
+  return { o, path: '/api/v1/items', query, before, at: Date.now(), issuedBy: first };
 }
 
 /**
@@ -136,6 +154,21 @@ function watched(operationId: string): Promise<Watch> {
 function startWatches(): void {
   for (const id of WATCHED) watchOne(id).catch(() => undefined);
   edgeCursor().catch(() => undefined);
+  wideCursor().catch(() => undefined);
+}
+
+/**
+ * The cursor of a first page of 100 of the default listing, taken as the watches begin: the rows of its page are the
+ * ones a live feed removes from the selection and withdraws while the run waits, its anchor stays in the window.
+ */
+function wideCursor(): Promise<Issued | undefined> {
+  return once('live-wide-cursor', async () => {
+    const query = { limit: 100 };
+    const res = await feedGet('/api/v1/items', { query, continuation: true });
+    const cursor = res.status === 200 ? field(json(res), profile().items.nextCursor!) : undefined;
+    if (typeof cursor !== 'string') return undefined;
+    return { cursor, at: Date.now(), query, body: json(res), res, source: 'the cursor of a first page of 100, taken as the watches began' };
+  });
 }
 
 /** A window=24h cursor anchored on the row next to the window's oldest, issued as the watches begin. */
@@ -758,20 +791,66 @@ checkGroup('procedures walked across a change', () => {
       precondition(c, 'the items listing gave no cursor (a single page)');
       // After the longest wait of the run: every watch and the mirror walk have ended.
       await Promise.all([...WATCHED.map((id) => watched(id)), mirrorWalk()].map((p) => p.catch(() => undefined)));
-      // And older than CURSOR_REUSE_MS whatever else the run waited for.
-      if (Date.now() - c.at < CURSOR_REUSE_MS) await new Promise((r) => setTimeout(r, CURSOR_REUSE_MS - (Date.now() - c.at)));
-      const age = Date.now() - c.at;
-      const res = await feedGet('/api/v1/items', { query: { ...c.query, cursor: c.cursor } });
-      t.cite(...(c.res ? [c.res] : []), res);
-      t.observe('cursor', `${c.source}, reused ${waited(age)} after it was issued: a timer longer than that is not seen`);
-      if (res.status === 400 && /invalid_cursor/.test(res.body)) {
-        // Only an anchor that left the window may be rejected: the last row of the page that gave the cursor.
-        const items = listOf(c.body, profile().items.list!);
-        const anchor = items[items.length - 1] as Record<string, unknown> | undefined;
-        const key = anchor ? effectiveTime(anchor, 'timeline') : undefined;
-        if (key === undefined || key > Date.now() - 7 * 86_400_000 + 120_000)
-          t.violation(`a cursor issued ${waited(age)} before, whose anchor is still in the 7d window, was rejected with invalid_cursor`);
-      }
+      // Also a cursor the run has used once already (the continuation page's watch followed it at once: a cursor
+      // consumed by its first use shows), and one whose page's rows a live feed removes while the run waits.
+      const next = await watched(NEXT_PAGE).catch(() => undefined);
+      const used: Issued | undefined =
+        next?.issuedBy && typeof next.query?.cursor === 'string'
+          ? {
+              cursor: next.query.cursor,
+              at: next.at,
+              query: {},
+              body: json(next.issuedBy),
+              res: next.issuedBy,
+              source: 'the cursor the continuation page watch followed at once',
+            }
+          : undefined;
+      const wide = await wideCursor().catch(() => undefined);
+      const all = [c, ...[used, wide].filter((x): x is Issued => !!x && x.cursor !== c.cursor)];
+      for (const x of all) await reuseLate(t, x, x === used ? 'after its first use' : 'after it was issued');
     },
   );
 });
+
+/**
+ * `c` sent again CURSOR_REUSE_MS or more after `c.at` (when it was issued, or first used): while its anchor (the last
+ * row of the page that gave it) is in the 7d window and still listed, it is accepted.
+ */
+async function reuseLate(t: CheckTools, c: Issued, since: string): Promise<void> {
+  // Since its first use when the run sent it already (a cursor consumed by its first use shows then).
+  const firstUse = runExchanges('feed').find((x) => x.method === 'GET' && x.status === 200 && new URL(x.url).searchParams.get('cursor') === c.cursor);
+  if (firstUse && Date.parse(firstUse.startedAt) + firstUse.durationMs > c.at) {
+    c = { ...c, at: Date.parse(firstUse.startedAt) + firstUse.durationMs };
+    since = 'after its first use';
+  }
+  if (Date.now() - c.at < CURSOR_REUSE_MS) await new Promise((r) => setTimeout(r, CURSOR_REUSE_MS - (Date.now() - c.at)));
+  const age = Date.now() - c.at;
+  const res = await feedGet('/api/v1/items', { query: { ...c.query, cursor: c.cursor } });
+  t.cite(...(c.res ? [c.res] : []), res);
+  t.observe(`cursor (${c.source})`, `reused ${waited(age)} ${since}: a timer longer than that is not seen`);
+  if (res.status !== 400 || !/invalid_cursor/.test(res.body)) return;
+  // Only an anchor that left the window may be rejected: the last row of the page that gave the cursor.
+  const items = listOf(c.body, profile().items.list!);
+  const anchor = items[items.length - 1] as Record<string, unknown> | undefined;
+  const key = anchor ? effectiveTime(anchor, 'timeline') : undefined;
+  if (key !== undefined && key <= Date.now() - 7 * 86_400_000 + 120_000) return;
+  // An anchor taken out of the listing since (removed, withdrawn) is not judged: the document says nothing of it.
+  if (anchor && !(await stillListed(t, idOf(anchor))))
+    return t.observe('rejected', `${c.source}: its anchor ${idOf(anchor)} has left the listing since: not judged`);
+  t.violation(`${c.source}, reused ${waited(age)} ${since}, whose anchor is still in the 7d window, was rejected with invalid_cursor`);
+}
+
+/** Whether `id` is among the first 300 rows of the default listing now. */
+async function stillListed(t: CheckTools, id: string): Promise<boolean> {
+  const ip = profile().items;
+  let cursor: unknown;
+  for (let i = 0; i < 3; i++) {
+    const res = await feedGet('/api/v1/items', { query: typeof cursor === 'string' ? { limit: 100, cursor } : { limit: 100 } });
+    t.cite(res);
+    if (res.status !== 200) return false;
+    if (listOf(json(res), ip.list!).some((r) => idOf(r) === id)) return true;
+    cursor = field(json(res), ip.nextCursor!);
+    if (typeof cursor !== 'string') return false;
+  }
+  return false;
+}
