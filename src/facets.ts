@@ -287,6 +287,12 @@ async function streamFacets(): Promise<Facet[]> {
       GW_CHECK_IDS.streamUnknownModel(op.operationId),
     );
     add('gw-invalid-body-400', op.operationId, `${place}: a body that is not JSON answers 400, not a stream`, GW_CHECK_IDS.streamMalformedJson(op.operationId));
+    add(
+      'gw-request-payload-400',
+      op.operationId,
+      `${place}: a body without a required field answers 400, not a stream`,
+      GW_CHECK_IDS.streamBrokenPayload(op.operationId),
+    );
     if (op.operationId !== 'responses')
       out.push(
         facet(

@@ -255,7 +255,11 @@ export function brokenBodies(schema: JsonSchema, valid: unknown): { fixed: Broke
     if (at.length && typeof s.type === 'string') {
       const type = s.type;
       targets.push({ at, type });
-      for (const w of wrongTypeValues(type))
+      // An array's own first item, not wrapped: a gateway that wraps a lone item into an array (a coercion) serves it.
+      const wrong = wrongTypeValues(type).map((w) =>
+        type === 'array' && jsonTypeIs(w, 'object') && Array.isArray(value) && jsonTypeIs(value[0], 'object') ? value[0] : w,
+      );
+      for (const w of wrong)
         out.push({ label: `${name} as ${JSON.stringify(w)} (not ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type})`, body: set(valid, at, (p, k) => (p[k] = w)) });
     }
     if (s.type === 'object' || s.properties) {

@@ -227,9 +227,22 @@ checkGroup('requests the gateway must refuse', () => {
       );
   }
 
-  check({ id: 'gw-unknown-path-404', title: 'a path that does not exist answers 404', requirements: ['gw-unknown-path-404'] }, async (t) => {
-    const key = await requireValidKey(t);
-    const res = await gatewaySend('/v1/conformance-no-such-path', { method: 'GET', headers: bearer(key) });
-    expect(res.status, 'GET /v1/conformance-no-such-path').toBe(404);
-  });
+  check(
+    {
+      id: 'gw-unknown-path-404',
+      title: 'a path that does not exist answers 404, to GET (the listing method) and to POST (the generation method)',
+      requirements: ['gw-unknown-path-404'],
+    },
+    async (t) => {
+      const key = await requireValidKey(t);
+      const path = '/v1/conformance-no-such-path';
+      const got = await gatewaySend(path, { method: 'GET', headers: bearer(key) });
+      t.cite(got);
+      expect(got.status, `GET ${path}`).toBe(404);
+      // "404 | path does not exist": whatever the method (a 405 says the path exists).
+      const posted = await gatewaySend(path, { method: 'POST', headers: bearer(key), body: { model: await chosenModel() } });
+      t.cite(posted);
+      expect(posted.status, `POST ${path}`).toBe(404);
+    },
+  );
 });

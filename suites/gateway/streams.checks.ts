@@ -24,6 +24,7 @@ import {
   looseErrorCodes,
   minimalBody,
   pathServed,
+  payloadExamples,
   placeKey,
   protocolHeaders,
   requireKey,
@@ -39,6 +40,7 @@ import {
 } from '../../src/gateway.js';
 import { once, secret } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
+import type { JsonSchema } from '../../src/spec.js';
 
 const operations = (await gatewayOperations()).filter((o) => STREAM_OPERATIONS.includes(o.operationId));
 const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
@@ -163,6 +165,38 @@ checkGroup('the refusals that precede a stream', () => {
         if (!shapeFor(op.display)) return;
         const codes = looseErrorCodes(res.body);
         expect(codes, `the code of the refusal (error.code, or error.type on vendor B) of ${res.body.slice(0, 200)}`).toContain('bad_request_body');
+      },
+    );
+  }
+});
+
+/**
+ * The payload the operation's own table row requires, left out (its first required field after `model`: messages,
+ * input, max_tokens), in a body that is valid JSON and asks for a stream: the broken payloads of payloads.checks.ts,
+ * held on the streamed transport too.
+ */
+function brokenStreamBody(op: GatewayOperation, model: string): { label: string; body: unknown } {
+  const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
+  const { fixed } = payloadExamples(schema, minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16));
+  return fixed.find((b) => b.label.startsWith('without ') && b.label !== 'without model')!;
+}
+
+checkGroup('a broken payload asking for a stream answers 400', () => {
+  for (const op of operations) {
+    check(
+      {
+        id: GW_CHECK_IDS.streamBrokenPayload(op.operationId),
+        title: `${op.method} ${op.display} with "stream": true and a body without a required field answers 400, not a stream`,
+        requirements: ['gw-request-payload-400'],
+      },
+      async (t) => {
+        const { key } = await served(t, op);
+        const model = await chosenModel();
+        const broken = brokenStreamBody(op, model);
+        t.observe('body', broken.label);
+        const res = await streamedRequest(op, model, { headers: { authorization: `Bearer ${key}` } }, broken.body);
+        keyTaken(res, `${op.method} ${op.display}`);
+        await refusedBeforeStream(t, op, res, [400], `a body ${broken.label}`);
       },
     );
   }
