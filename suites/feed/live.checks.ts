@@ -129,7 +129,7 @@ function linkedIds(hot: HttpResponse): string[] {
 /** One operation watched across a change, once per run: its first answer, then one look after the wait. */
 function watchOne(operationId: string): Promise<Watch> {
   return once(`live:${operationId}`, async () => {
-    const { o, path, query, before, at } = await firstRead(operationId);
+    const { o, path, query, before, at, issuedBy } = await firstRead(operationId);
     const read = () => feedGet(path, { query, continuation: true });
     const change = before.status === 200 ? await waitUntilChanged(read, (r) => contentOf(o, r), { base: before }) : undefined;
     // The validator the change replaced, asked at once: a validator honoured for a while after it was replaced shows
@@ -139,7 +139,7 @@ function watchOne(operationId: string): Promise<Watch> {
       change && old && !weakMatch(old, change.res.header('etag') ?? '')
         ? await feedGet(path, { query, headers: { 'if-none-match': old }, continuation: true })
         : undefined;
-    return { o, path, query, before, at, after: change?.res, replaced, waitedMs: change?.waitedMs ?? LIVE_WAIT_MS };
+    return { o, path, query, before, at, issuedBy, after: change?.res, replaced, waitedMs: change?.waitedMs ?? LIVE_WAIT_MS };
   });
 }
 
