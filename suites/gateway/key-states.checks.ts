@@ -3,7 +3,8 @@
  * authentication check (GET /v1/models), with the error exactly as the documents give it for that state: the
  * status, the error produced by the gateway itself (type gateway_error), and for the IP allow list its own code
  * (access_denied) and a message about the IP; a key whose account is disabled gets 403 (States, the 403 row), read where the vendor A envelope of /v1/models carries them. The
- * control of each refusal is the valid key answered 200 with a data array on the same path. A key that is not
+ * control of each refusal is the valid key answered 200 with a data array on the same path. Each state is sent in every
+ * key form the path takes (key form × key state × path family: the forms are equivalent). A key that is not
  * configured skips its check, naming the variable.
  */
 import { check, expect, precondition, type CheckTools, checkGroup } from '../../src/harness.js';
@@ -152,7 +153,7 @@ checkGroup('each key state is refused on every path family', () => {
         {
           id: GW_CHECK_IDS.keyState(st.slug, op.operationId),
           title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}, in every key form the path takes`,
-          // The IP allow list's own code (access_denied), read here too; the forms are equivalent, so the states take them in turn.
+          // The IP allow list's own code (access_denied), read here too; each state is sent in every form the path takes (the forms are equivalent).
           requirements: stateRequirements(st, ...(st.v === 'GATEWAY_IP_DENIED_KEY' ? ['gw-error-code-values'] : []), 'gw-auth-forms-equivalent'),
         },
         async (t) => {
