@@ -807,23 +807,27 @@ checkGroup('procedures walked across a change', () => {
           : undefined;
       const wide = await wideCursor().catch(() => undefined);
       const all = [c, ...[used, wide].filter((x): x is Issued => !!x && x.cursor !== c.cursor)];
-      for (const x of all) await reuseLate(t, x, x === used ? 'after its first use' : 'after it was issued');
+      // Every cursor is sent again by the moment the earliest one is CURSOR_REUSE_MS old, not later: the run does
+      // not wait longer for the younger ones (each says how long it waited; a timer longer than that is not seen).
+      const notAfter = Math.max(c.at + CURSOR_REUSE_MS, Date.now());
+      for (const x of all) await reuseLate(t, x, x === used ? 'after its first use' : 'after it was issued', notAfter);
     },
   );
 });
 
 /**
- * `c` sent again CURSOR_REUSE_MS or more after `c.at` (when it was issued, or first used): while its anchor (the last
+ * `c` sent again CURSOR_REUSE_MS after `c.at` (when it was issued, or first used), or at `notAfter` if that comes first: while its anchor (the last
  * row of the page that gave it) is in the 7d window and still listed, it is accepted.
  */
-async function reuseLate(t: CheckTools, c: Issued, since: string): Promise<void> {
+async function reuseLate(t: CheckTools, c: Issued, since: string, notAfter: number): Promise<void> {
   // Since its first use when the run sent it already (a cursor consumed by its first use shows then).
   const firstUse = runExchanges('feed').find((x) => x.method === 'GET' && x.status === 200 && new URL(x.url).searchParams.get('cursor') === c.cursor);
   if (firstUse && Date.parse(firstUse.startedAt) + firstUse.durationMs > c.at) {
     c = { ...c, at: Date.parse(firstUse.startedAt) + firstUse.durationMs };
     since = 'after its first use';
   }
-  if (Date.now() - c.at < CURSOR_REUSE_MS) await new Promise((r) => setTimeout(r, CURSOR_REUSE_MS - (Date.now() - c.at)));
+  const wait = Math.min(c.at + CURSOR_REUSE_MS, notAfter) - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const age = Date.now() - c.at;
   const res = await feedGet('/api/v1/items', { query: { ...c.query, cursor: c.cursor } });
   t.cite(...(c.res ? [c.res] : []), res);
