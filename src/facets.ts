@@ -7,6 +7,7 @@
  * `npm run coverage` lists them; the project's tests fail on a facet with neither a check nor a reason.
  */
 import { loadCatalogue, loadOpenApi, operation, type CatalogueEntry, type Facet, type FacetSpec, type JsonSchema, type ParameterObject } from './spec.js';
+import { defaultContexts, type RuleParameter } from './places.js';
 import { CACHING_RULES, FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, DEFAULTS_REQUIREMENT, cachingCheckId, paramCheckId } from './feed.js';
 import {
   FORM_LABEL,
@@ -66,7 +67,7 @@ async function parameterFacets(): Promise<Facet[]> {
         if (Number(s.minLength) > 0)
           add('too-short-refused', 'bound', `${operationId}: a ${p.name} shorter than ${s.minLength} code point(s) answers 400`, [`${id}-out-of-range`]);
       }
-      if (s.default !== undefined)
+      if (s.default !== undefined) {
         add(
           'default',
           'condition',
@@ -74,6 +75,15 @@ async function parameterFacets(): Promise<Facet[]> {
           [`${id}-default`],
           DEFAULTS_REQUIREMENT[operationId] ?? req,
         );
+        for (const c of defaultContexts(operationId, op.parameters as RuleParameter[], p.name))
+          add(
+            `default-with-${c.name}`,
+            'condition',
+            `${operationId}: leaving ${p.name} out is ${p.name}=${String(s.default)} with ${c.name}=${c.search ? 'a word the first page shows most' : c.value} too`,
+            [`${id}-default-with-${c.name}`],
+            DEFAULTS_REQUIREMENT[operationId] ?? req,
+          );
+      }
     }
   }
   return out;

@@ -35,12 +35,19 @@ const CONTINUATION: Record<string, { param: string; from: () => string }> = {
   listItems: { param: 'cursor', from: () => profile().items.nextCursor! },
   selectedSnapshot: { param: 'page', from: () => 'nextPage' },
 };
+/**
+ * The requirement a continuation value asked for again breaks when it is refused: a client asks for a page again
+ * (a retry after 429 or 503, a revalidation with If-None-Match), and the value that was just served must serve again
+ * — an items cursor "does not expire" (on use no more than on a timer), a snapshot page value is the page's cursor.
+ */
+export const AGAIN_REQUIREMENT: Record<string, string> = { listItems: 'feed-items-cursor-no-timer', selectedSnapshot: 'feed-snapshot-paging' };
+export const againCheckId = (slug: string): string => `feed-continuation-again-at-${slug}`;
 /** The requirement of each paged operation's paging (a continuation page that is not served is its finding). */
 const PAGING_REQUIREMENT: Record<string, string> = { listItems: 'feed-items-paging', selectedSnapshot: 'feed-snapshot-paging' };
 /** Small pages where the operation pages (every place of it asks for them, so bodies stay small). */
 const BASE_QUERY: Record<string, Record<string, string>> = { selectedSnapshot: { limit: '2' } };
 
-type RuleParameter = ParameterObject & { 'x-requirement'?: string };
+export type RuleParameter = ParameterObject & { 'x-requirement'?: string };
 
 function parameterPlaces(operationId: string, path: string, p: RuleParameter): FeedPlace[] {
   const s = p.schema as { enum?: unknown[]; examples?: unknown[]; type?: string; minimum?: number; maximum?: number; minLength?: number };
@@ -104,4 +111,34 @@ export function nextOf(place: FeedPlace, body: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * "Each default holds whatever the other parameters are": the places a default is checked under. For a parameter
+ * with a default, every other rule parameter of its operation (not the continuation one) at one value that is not
+ * its own default: an enum's first other value, a free string's first listed value, an explicit integer, a search
+ * string of the rule's length. A table's default is unconditional, so omitting the parameter under any of them is
+ * the same as sending its default there.
+ */
+export interface DefaultContext {
+  name: string;
+  value: string;
+  /** The context parameter's own rule: whether the operation serves that value is its checks' finding. */
+  requirement: string;
+  /** A search string: the check searches for a word the feed's own first page shows most (`value` when none). */
+  search?: true;
+}
+export function defaultContexts(operationId: string, params: RuleParameter[], name: string): DefaultContext[] {
+  const out: DefaultContext[] = [];
+  for (const p of params) {
+    if (p.in !== 'query' || !p['x-requirement'] || p.name === name || p.name === CONTINUATION[operationId]?.param) continue;
+    const s = p.schema as { enum?: unknown[]; examples?: unknown[]; type?: string; minimum?: number; maximum?: number; minLength?: number; default?: unknown };
+    const at = (value: unknown, search?: true) => out.push({ name: p.name, value: String(value), requirement: p['x-requirement']!, ...(search && { search }) });
+    const other = s.enum?.find((v) => v !== s.default);
+    if (other !== undefined) at(other);
+    else if (s.type === 'string' && s.examples?.length) at(s.examples[0]);
+    else if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) at(s.minimum + 1);
+    else if (s.type === 'string' && s.minLength !== undefined) at('ai'.padEnd(s.minLength, 'i'), true);
+  }
+  return out;
 }

@@ -4,7 +4,8 @@
  * (and, for an enum, the values next to the allowed ones) are rejected with 400, and omitting it equals sending its default. Nothing here restates a
  * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
  */
-import { check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
+import { check, expect, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
+import { defaultContexts, type DefaultContext } from '../../src/places.js';
 import { field, loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
 import { compareLive, DEFAULTS_REQUIREMENT, feedGet, listOf, once, paramCheckId, PARAMETER_RULE_OPERATIONS, profile } from '../../src/feed.js';
 import {
@@ -49,6 +50,59 @@ function expectRejected(res: HttpResponse, value: unknown): void {
   expect(res.status, `${JSON.stringify(value)}, a value the rule refuses`).toBe(400);
 }
 
+/** The word (3 code points or more) the most titles of the operation's first page show, or undefined. */
+async function commonWord(path: string, listPath: string): Promise<string | undefined> {
+  const plain = await once(`plain:${path}`, () => feedGet(path));
+  if (plain.status !== 200) return undefined;
+  const counts = new Map<string, number>();
+  for (const e of listOf(listingJson(plain), listPath) as Record<string, unknown>[]) {
+    const words = new Set(
+      String(e?.title ?? '')
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter((w) => [...w].length >= 3 && [...w].length <= 200),
+    );
+    for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+}
+
+/**
+ * Omitting `name` lists what sending its default lists, under another parameter's value `c` (none: the bare
+ * request). The two requests are compared as a live feed allows: the listing may move on between two requests
+ * (compareLive tells that from a real difference). Control: the operation answers 200 under the context alone
+ * (whether it does is the anonymous-access check's, or, under a context, that parameter's own rule's).
+ */
+async function sameAsDefault(t: CheckTools, path: string, listPath: string, name: string, value: string, req: string, c?: DefaultContext): Promise<void> {
+  const list = (r: HttpResponse) => defaultKey(r, listPath);
+  // A search for a word the feed shows most: it finds more entries than the default page size where the feed holds them.
+  const v = c?.search ? ((await commonWord(path, listPath)) ?? c.value) : c?.value;
+  const context: Record<string, string> = c ? { [c.name]: v! } : {};
+  const under = c ? ` with ${c.name}=${v!}` : '';
+  // The request under the context alone is asked once, for every default checked under it.
+  const plainFirst = await once(c ? `plain:${path}?${c.name}=${v!}` : `plain:${path}`, () => feedGet(path, { query: context }));
+  const control = c ? [c.requirement] : ['feed-anonymous-access'];
+  precondition(plainFirst.status === 200, `GET ${path}${under} answered ${plainFirst.status}, not 200`, ...control);
+  const cmp = await compareLive(
+    (x) => feedGet(path, { query: context, ...x }),
+    (x) => feedGet(path, { query: { ...context, [name]: value }, ...x }),
+    list,
+    { firstA: plainFirst },
+  );
+  t.cite(...cmp.responses);
+  const { first: plain, second: explicit } = cmp;
+  expect([plain.status, explicit.status], `the statuses without ${name} and with ${name}=${value}${under}`).toEqual([200, 200]);
+  if (cmp.outcome === 'same') return;
+  if (cmp.outcome === 'moving')
+    throw new PreconditionFailed(
+      `the listing changed between every two requests, each sent at once after the other (${cmp.responses.length} requests): the feed changes faster than the comparison can finish`,
+    );
+  // An explicit limit that is not honored is the limit rule's defect, which its range check reports, not the default's.
+  const n = listOf(listingJson(explicit), listPath).length;
+  if (name === 'limit' && n > Number(value)) throw new PreconditionFailed(`${name}=${value} returned ${n} entries: the value is not honored`, [req]);
+  expect(list(explicit), `${name}=${value}${under} lists what the request without ${name} lists`).toBe(list(plain));
+}
+
 const doc = await loadOpenApi('feed');
 
 /** Operations with bounded query parameters, and where their list is (profile) so a limit can be checked. */
@@ -89,11 +143,15 @@ for (const o of OPERATIONS) {
         check({ id: `${id}-other-values`, title: `${p.name} outside ${s.enum.join(' | ')} is rejected with 400`, requirements: [req] }, async () => {
           await property(invalidEnumValues(s), async (v) => expectRejected(await get(v), v), { runs: 5 });
         });
-        const near = nearMissEnumValues(s);
+        // Next to the allowed ones too: a value another parameter of the operation takes besides its default (window=all).
+        const borrowed = defaultContexts(o.operationId, params, p.name)
+          .filter((c) => params.some((q) => q.name === c.name && q.schema.enum) && !s.enum!.map(String).includes(c.value))
+          .map((c) => c.value);
+        const near = [...new Set([...nearMissEnumValues(s), ...borrowed])];
         check(
           {
             id: `${id}-near-misses`,
-            title: `${p.name} values next to ${s.enum.join(' | ')} (other case, padded, empty, a neighbouring value) are rejected with 400`,
+            title: `${p.name} values next to ${s.enum.join(' | ')} (other case, padded, empty, a neighbouring value, another parameter's value) are rejected with 400`,
             requirements: [req],
           },
           async (t) => {
@@ -157,33 +215,19 @@ for (const o of OPERATIONS) {
       if (s.default !== undefined) {
         // The operation's own defaults requirement when it has one (items), else the parameter's rule: one requirement per check.
         const reqs = [DEFAULTS_REQUIREMENT[o.operationId] ?? req];
-        check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, async (t) => {
-          const list = (r: HttpResponse) => defaultKey(r, o.list());
-          // The request without the parameter and the one with its default, compared as a live feed allows: the
-          // listing may move on between two requests (compareLive tells that from a real difference).
-          // Control: the operation answers 200 without the parameter (whether it does is the anonymous-access check's).
-          const plainFirst = await once(`plain:${path}`, () => feedGet(path));
-          precondition(plainFirst.status === 200, `GET ${path} answered ${plainFirst.status} without parameters, not 200`, 'feed-anonymous-access');
-          const cmp = await compareLive(
-            (c) => feedGet(path, c),
-            (c) => feedGet(path, { query: { [p.name]: String(s.default) }, ...c }),
-            list,
-            { firstA: plainFirst },
+        check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, (t) =>
+          sameAsDefault(t, path, o.list(), p.name, String(s.default), req),
+        );
+        // A table default is unconditional: it holds whatever the other parameters are (one value of each).
+        for (const c of defaultContexts(o.operationId, params, p.name))
+          check(
+            {
+              id: `${id}-default-with-${c.name}`,
+              title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)} with ${c.name}=${c.search ? 'a word the first page shows most' : c.value}`,
+              requirements: reqs,
+            },
+            (t) => sameAsDefault(t, path, o.list(), p.name, String(s.default), req, c),
           );
-          t.cite(...cmp.responses);
-          const { first: plain, second: explicit } = cmp;
-          expect([plain.status, explicit.status], `the statuses without ${p.name} and with ${p.name}=${String(s.default)}`).toEqual([200, 200]);
-          if (cmp.outcome === 'same') return;
-          if (cmp.outcome === 'moving')
-            throw new PreconditionFailed(
-              `the listing changed between every two requests, each sent at once after the other (${cmp.responses.length} requests): the feed changes faster than the comparison can finish`,
-            );
-          // An explicit limit that is not honored is the limit rule's defect, which its range check reports, not the default's.
-          const n = listOf(listingJson(explicit), o.list()).length;
-          if (s.type === 'integer' && p.name === 'limit' && n > Number(s.default))
-            throw new PreconditionFailed(`${p.name}=${String(s.default)} returned ${n} entries: the value is not honored`, [req]);
-          expect(list(explicit), `${p.name}=${String(s.default)} lists what the request without it lists`).toBe(list(plain));
-        });
       }
     }
   });
@@ -225,6 +269,15 @@ checkGroup('listItems: category', () => {
       const res = await feedGet('/api/v1/items', { query: { category: 'conformance-unlisted' } });
       t.observe('unlisted category', String(res.status));
       expect(res.status, 'an unlisted category').toBe(200);
+      // Free whatever the other parameters are: with each enumerated parameter at its other value (mode=all, ...).
+      const items = operation(doc, 'listItems');
+      const rules = (items.op.parameters ?? []) as (ParameterObject & { 'x-requirement'?: string })[];
+      for (const c of defaultContexts('listItems', rules, 'category').filter((x) => rules.some((q) => q.name === x.name && q.schema.enum))) {
+        const under = await feedGet('/api/v1/items', { query: { category: 'conformance-unlisted', [c.name]: c.value } });
+        t.cite(under);
+        t.observe(`unlisted category with ${c.name}=${c.value}`, String(under.status));
+        expect(under.status, `an unlisted category with ${c.name}=${c.value}`).toBe(200);
+      }
     },
   );
 });

@@ -9,7 +9,7 @@
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, once } from '../../src/feed.js';
 import { ENTITY_TAG, sMaxAge, weakMatch } from '../../src/caching.js';
-import { feedPlaces, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
+import { AGAIN_REQUIREMENT, againCheckId, feedPlaces, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
 import { rawGet } from '../../src/raw-http.js';
 import { http } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -137,6 +137,24 @@ const RULES: Record<string, (place: FeedPlace, t: CheckTools) => Promise<void>> 
   },
 };
 
+/**
+ * A continuation value served once serves again when asked for again at once (the conditional request of the probe,
+ * and the same request without If-None-Match right after): a client retries a page, or revalidates it.
+ */
+async function servedAgain(place: FeedPlace, t: CheckTools): Promise<void> {
+  const p = await ok(place, t.cite);
+  precondition(p.conditional, 'the 200 carried no ETag, so the probe asked for the page only once', 'feed-200-etag-cache-control');
+  const c = p.conditional;
+  t.observe('asked again', `${c.status} (with If-None-Match)${p.plainAfter === undefined ? '' : `, then ${p.plainAfter} (without)`}`);
+  if (c.status === 200 || c.status === 304 || p.plainAfter === 200) return;
+  // A 429 or 503 says the service is busy now, not that the value is spent.
+  if (c.status === 429 || c.status === 503 || p.plainAfter === 429 || p.plainAfter === 503)
+    throw new PreconditionFailed(`${place.text}: asked again, the page answered ${c.status} and ${String(p.plainAfter)} (busy): nothing to judge`);
+  fail(
+    `${place.text}: the ${place.follows!.param} value that had just been served answered ${c.status}, and ${String(p.plainAfter)} without If-None-Match, when asked for again at once: a retry or a revalidation of the page is refused`,
+  );
+}
+
 const places = await feedPlaces();
 checkGroup('the caching rules at every place', () => {
   for (const place of places)
@@ -144,4 +162,13 @@ checkGroup('the caching rules at every place', () => {
       const r = rule as keyof typeof RULES & Parameters<typeof placeCheckId>[0];
       check({ id: placeCheckId(r, place.slug), title: `${place.text}: ${rule}`, requirements: [placeRequirement(r)] }, (t) => run(place, t));
     }
+  for (const place of places.filter((x) => x.follows && AGAIN_REQUIREMENT[x.operationId]))
+    check(
+      {
+        id: againCheckId(place.slug),
+        title: `${place.text}: asked for again at once, it is served again`,
+        requirements: [AGAIN_REQUIREMENT[place.operationId]!],
+      },
+      (t) => servedAgain(place, t),
+    );
 });
