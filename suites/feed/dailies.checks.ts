@@ -65,6 +65,30 @@ function shanghai(ms: number): { date: string; hour: number } {
 const dailyDate = (res: { body: string; url: string; status: number }) =>
   field(field(inputJson(res, `GET ${res.url}`), profile().daily.root!), profile().daily.date!);
 
+/** A report's content as a comparable string: keys sorted, its links left out. */
+function sameContent(v: unknown): string {
+  const norm = (x: unknown): unknown =>
+    Array.isArray(x)
+      ? x.map(norm)
+      : x !== null && typeof x === 'object'
+        ? Object.fromEntries(
+            Object.entries(x)
+              .filter(([k]) => k !== 'links')
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, y]) => [k, norm(y)]),
+          )
+        : x;
+  return JSON.stringify(norm(v));
+}
+
+/** The first top-level field in which two reports differ, for the message. */
+function firstDifference(a: unknown, b: unknown): string {
+  const o = (x: unknown) => (x !== null && typeof x === 'object' ? (x as Record<string, unknown>) : {});
+  const keys = [...new Set([...Object.keys(o(a)), ...Object.keys(o(b))])].filter((k) => k !== 'links');
+  const k = keys.find((key) => sameContent(o(a)[key]) !== sameContent(o(b)[key]));
+  return k === undefined ? 'their shapes' : `${k}: ${JSON.stringify(o(a)[k])?.slice(0, 120)} (latest) vs ${JSON.stringify(o(b)[k])?.slice(0, 120)} (by date)`;
+}
+
 checkGroup('the daily-report archive', () => {
   check(
     { id: 'feed-dailies-dates', title: 'archive entries are keyed by YYYY-MM-DD calendar dates', requirements: ['feed-dailies-date-format'] },
@@ -140,6 +164,35 @@ checkGroup('the daily-report archive', () => {
       if (typeof head === 'string' && typeof l === 'string' && l > days[0]! && l <= head)
         t.observe('published meanwhile', `${l}, after the archive was read (its head read again: ${head})`);
       else expect(dailyDate(latest), 'latest report date (the newest archive date)').toBe(days[0]);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-dailies-latest-same-by-date',
+      title: 'the latest report and /api/v1/dailies/{its date} are one report: the same content',
+      requirements: ['feed-dailies-by-date'],
+    },
+    async (t) => {
+      const latest = await latestDaily();
+      t.cite(latest);
+      needsAccess(latest, 'GET /api/v1/dailies/latest');
+      if (latest.status === 404) return t.notApplicable('no latest report (404, which the document allows)');
+      precondition(latest.status === 200, `GET /api/v1/dailies/latest answered ${latest.status}`, 'feed-dailies-latest');
+      const d = dailyDate(latest);
+      precondition(isCalendarDate(d), `the latest report is dated ${JSON.stringify(d)}, not YYYY-MM-DD`, 'feed-dailies-date-format');
+      // Keyed by its date, one a day: the report of that date is one report, whichever URL serves it (a past one
+      // immutable). The by-date answer is the one feed-dailies-each-date-answers asks for when the date heads the archive.
+      const byDate = await once(`daily:${d}`, () => feedGet(`/api/v1/dailies/${d}`));
+      t.cite(byDate);
+      needsAccess(byDate, `GET /api/v1/dailies/${d}`);
+      expect(byDate.status, `GET /api/v1/dailies/${d}, the latest report's date`).toBe(200);
+      const report = (r: typeof latest) => field(inputJson(r, `GET ${r.url}`), profile().daily.root!);
+      // Links aside: a URL of the report may name the path it was reached by.
+      const a = sameContent(report(latest));
+      const b = sameContent(report(byDate));
+      if (a !== b)
+        t.violation(`the report of ${d} differs between /api/v1/dailies/latest and /api/v1/dailies/${d}: ${firstDifference(report(latest), report(byDate))}`);
     },
   );
 

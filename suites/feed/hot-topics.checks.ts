@@ -85,14 +85,45 @@ checkGroup('hot topics', () => {
       }
     });
     const ordering: string[] = [];
-    for (const [path, values] of series) {
-      if (values.length !== ranked.length || values.some((v) => v === undefined)) continue;
+    for (const [path, all] of series) {
+      // On the entries that carry it, in rank order: a heat value shown on the top entries only is still one.
+      const values = all.filter((v) => v !== undefined);
+      if (values.length < 3) continue;
       const nonIncreasing = values.every((v, i) => i === 0 || v <= values[i - 1]!);
-      if (nonIncreasing && new Set(values).size > 1) ordering.push(`${path} (${values.join(', ')})`);
+      if (nonIncreasing && new Set(values).size > 1)
+        ordering.push(`${path} (${values.join(', ')}${values.length < ranked.length ? `, on ${values.length} of ${ranked.length} entries` : ''})`);
     }
     t.observe('undeclared numeric fields', series.size ? [...series.keys()].join(', ') : 'none');
     if (ordering.length) t.violation(`undeclared numbers that order the entries as their ranks do (an exposed heat value): ${ordering.join('; ')}`);
   });
+});
+
+checkGroup('hot-topic original links', () => {
+  check(
+    {
+      id: 'feed-hot-topics-original-link',
+      title: 'a hot-topic entry that links its original article gives links.original as a URL (absolute, as a client follows it)',
+      requirements: ['feed-item-original-link'],
+    },
+    async (t) => {
+      const { res, entries } = await hotTopics();
+      t.cite(res);
+      // An entry is a topic, not an item: whether it carries the link is not asked here; where it does, the field
+      // is the item table's "URL of the original article", and a reference a client cannot resolve on its own
+      // (a scheme-relative "//host/path", a bare path) is no URL of the article.
+      const links = entries.map((e) => field(e, 'links.original')).filter((l) => l !== undefined);
+      t.observe('entries with links.original', `${links.length} of ${entries.length}`);
+      if (links.length === 0) return t.notApplicable('no hot-topic entry carries links.original');
+      const bad = links.filter((l) => typeof l !== 'string' || !URL.canParse(l));
+      if (bad.length)
+        t.violation(
+          `links.original that are not absolute URLs: ${bad
+            .slice(0, 5)
+            .map((l) => JSON.stringify(l))
+            .join(', ')}`,
+        );
+    },
+  );
 });
 
 checkGroup('hot-topic story links and caching', () => {

@@ -8,6 +8,10 @@ import { kebab } from '../../src/spec.js';
 /** The plain GET of each operation's shared probe: it carries no credential of any kind. */
 const plainGet = async (op: FeedOperation) => ({ res: (await operationProbe(op)).first });
 
+/** The streams a client may ask for, and the content types of streams. */
+const STREAM_ACCEPT = 'text/event-stream, application/x-ndjson';
+const STREAM_TYPES = /^(text\/event-stream|application\/(x-)?ndjson|application\/jsonl|application\/json-seq|application\/stream\+json)$/;
+
 checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
   for (const op of FEED_OPERATIONS) {
     const name = op.operationId;
@@ -96,21 +100,31 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
       },
     );
   }
-  // One operation (the feed a widget polls): the plain URLs of the others are fetched by enough checks already.
-  for (const op of FEED_OPERATIONS.filter((o) => o.operationId === 'listItems')) {
+  // Every operation, asked for a stream in each form a client may ask (SSE, NDJSON): "no SSE, no webhooks, no
+  // streaming". One request each, both types in one Accept: a deployment that streams on either answers with it.
+  for (const op of FEED_OPERATIONS) {
     const name = op.operationId;
     check(
       {
         id: `feed-no-sse-${kebab(name)}`,
-        title: `${name} asked with Accept: text/event-stream answers no event stream`,
+        title: `${name} asked with Accept: text/event-stream, application/x-ndjson answers no stream: one JSON document, or a refusal`,
         requirements: ['feed-no-push-channel'],
       },
       async (t) => {
-        const { path } = await op.resolve();
-        const res = await feedGet(path, { query: { limit: 5 }, headers: { accept: 'text/event-stream' } });
+        const { path, query, evidence } = await op.resolve();
+        t.cite(...evidence);
+        const q = name === 'listItems' ? { ...query, limit: 5 } : query;
+        const res = await feedGet(path, { query: q, headers: { accept: STREAM_ACCEPT } });
         t.cite(res);
-        t.observe('status to Accept: text/event-stream', String(res.status));
-        expect((res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase(), 'the content type').not.toBe('text/event-stream');
+        const type = (res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+        t.observe(`status to Accept: ${STREAM_ACCEPT}`, `${res.status} ${type}`);
+        expect(STREAM_TYPES.test(type), `the content type ${type || '(none)'} is a stream's`).toBe(false);
+        if (res.status !== 200) return;
+        try {
+          JSON.parse(res.body);
+        } catch {
+          t.violation(`the 200 (${type || 'no content type'}) is not one JSON document: ${JSON.stringify(res.body.slice(0, 80))}`);
+        }
       },
     );
   }

@@ -2,6 +2,7 @@
  * content-feed-service.md — Resources > Story; Endpoints > GET /api/v1/stories/{publicId}; States and transitions.
  */
 import { randomBytes } from 'node:crypto';
+import { Buffer } from 'node:buffer';
 import { AssertionViolation, check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
 import { discoveredStoryIds, feedGet, liveStory, mergedStory, profile, storyPath, storyResponse, storyStatus } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
@@ -176,9 +177,18 @@ checkGroup('story ids the endpoint does not serve', () => {
       const short = await feedGet(storyPath(`conformance-unknown-${randomBytes(8).toString('hex')}`));
       const id = `conformance-${randomBytes(8).toString('hex')}`;
       const longest = await feedGet(storyPath(id + 'x'.repeat(128 - id.length)));
-      t.cite(short, longest);
-      t.observe('statuses', `an unknown short id ${short.status}, an unknown 128-character id ${longest.status}`);
+      // Characters, not bytes: 128 non-ASCII characters (one code point and one UTF-16 unit each, two UTF-8 bytes).
+      const wide = await feedGet(storyPath(id + 'é'.repeat(128 - id.length)));
+      t.cite(short, longest, wide);
+      t.observe(
+        'statuses',
+        `an unknown short id ${short.status}, an unknown 128-character id ${longest.status}, one of 128 non-ASCII characters ${wide.status}`,
+      );
       expect(longest.status, `an unknown 128-character publicId (an unknown short one: ${short.status})`).toBe(short.status);
+      expect(
+        wide.status,
+        `an unknown publicId of 128 characters, ${Buffer.byteLength(id + 'é'.repeat(128 - id.length))} UTF-8 bytes (an unknown short one: ${short.status})`,
+      ).toBe(short.status);
     },
   );
 
@@ -224,6 +234,14 @@ checkGroup('merged stories', () => {
       expect(merged.res.status, `GET ${storyPath(merged.id)}`).toBe(308);
       const location = merged.res.header('location');
       expect(location, '308 Location header').toBeTruthy();
+      // A client that had the story before it merged revalidates it ("Clients should always send If-None-Match"):
+      // the merged id answers 308 to that request too (a tag of its own, which matches nothing the id serves now).
+      const revalidated = await feedGet(storyPath(merged.id), { headers: { 'if-none-match': 'W/"conformance-before-the-merge"' }, continuation: true });
+      t.cite(revalidated);
+      if (![308, 429, 503].includes(revalidated.status))
+        t.violation(
+          `GET ${storyPath(merged.id)} with If-None-Match (a client revalidating the story it had) answered ${revalidated.status}, not the 308 of the merged story`,
+        );
       t.observe('Location form', locationForm(location!));
       // RFC 9110 §10.2.2: a relative reference is resolved against the request's URL (its path prefix, if the feed
       // is served under one, included), and the client requests the URL it resolves to, as it is.

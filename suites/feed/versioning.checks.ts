@@ -5,6 +5,7 @@ import { check, expect, jsonBody, checkGroup } from '../../src/harness.js';
 import { feedGet, once } from '../../src/feed.js';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { loadOpenApi, type JsonSchema } from '../../src/spec.js';
+import { ENTITY_TAG } from '../../src/caching.js';
 
 interface Param {
   name?: unknown;
@@ -111,6 +112,24 @@ checkGroup('the machine-readable description', () => {
         ...(differing.length ? [`stated otherwise than the document: ${differing.join('; ')}`] : []),
       ];
       if (problems.length) t.violation(problems.join('. '));
+    },
+  );
+});
+
+checkGroup("the description's caching headers", () => {
+  check(
+    {
+      id: 'feed-openapi-etag-cache-control',
+      title: 'the 200 of /openapi-v1.json carries ETag and Cache-Control, as every 200 of the service does',
+      requirements: ['feed-200-etag-cache-control'],
+    },
+    async (t) => {
+      // "Every response carries ETag and Cache-Control" (the overview) and "Every 200 carries" them (Endpoints): the
+      // published description is a 200 of the service at its base URL, one a client revalidates like any other.
+      const { res } = await published();
+      t.cite(res);
+      expect(res.header('etag'), 'ETag of GET /openapi-v1.json').toMatch(ENTITY_TAG, 'an entity-tag, [W/]"…"');
+      expect(res.header('cache-control'), 'Cache-Control of GET /openapi-v1.json').toBeTruthy();
     },
   );
 });
