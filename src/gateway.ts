@@ -297,20 +297,17 @@ export function minimalBody(operationId: string, model: string, maxTokens: numbe
 /**
  * The broken bodies of an operation's payload the run sends (payloads.checks.ts) and its facets name: each required
  * field left out, and each typed field retyped with at most two values of another kind (the first two of
- * brokenBodies: a scalar or a structure where the other is due, then the next), and a required field also as null,
- * so that the remote budget holds.
+ * brokenBodies: a scalar or a structure where the other is due, then the next), so that the remote budget holds.
  */
 export function payloadExamples(schema: JsonSchema, valid: unknown): ReturnType<typeof brokenBodies> {
   const all = brokenBodies(schema, valid);
   const perField = new Map<string, number>();
-  const required = new Set(all.fixed.filter((b) => b.label.startsWith('without ')).map((b) => b.label.slice('without '.length)));
   const fixed = all.fixed.filter((b) => {
     const m = / as .* \(not an? \w+\)$/.exec(b.label);
     if (!m) return true;
     const name = b.label.slice(0, m.index);
     perField.set(name, (perField.get(name) ?? 0) + 1);
-    // A required field as null as well: null read as "use a default" serves what the table requires.
-    return perField.get(name)! <= 2 || (required.has(name) && b.label.startsWith(`${name} as null `));
+    return perField.get(name)! <= 2;
   });
   return { fixed, generated: all.generated };
 }
@@ -939,12 +936,11 @@ export async function requireGenerationServed(t: CheckTools, op: GatewayOperatio
     );
 }
 
-/** A well-formed key no deployment issued (the run-wide gw-every-made-up-key-401 reads every request carrying one). */
-export const invalidKey = (): string => `sk-conformance-invalid-${randomBytes(12).toString('hex')}`;
-
 /** GET /v1/models with a well-formed key no deployment issued, once per run (the bad-credential check and the error samples). */
 export function invalidKeyListing(): Promise<HttpResponse> {
-  return once('invalid-key-listing', () => gatewayGet('/v1/models', { headers: { authorization: `Bearer ${invalidKey()}` } }));
+  return once('invalid-key-listing', () =>
+    gatewayGet('/v1/models', { headers: { authorization: `Bearer sk-conformance-invalid-${randomBytes(12).toString('hex')}` } }),
+  );
 }
 
 /** The unknown-model request of `op` without any credential, once per run. */
