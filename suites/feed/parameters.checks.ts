@@ -104,6 +104,14 @@ async function sameAsDefault(t: CheckTools, path: string, listPath: string, name
 }
 
 const doc = await loadOpenApi('feed');
+/** The field names of the description's records (Item, HotTopic, ...): values a client may send by mistake. */
+const DOCUMENTED_FIELDS = [
+  ...new Set(
+    Object.values((doc as { components?: { schemas?: Record<string, { properties?: object }> } }).components?.schemas ?? {}).flatMap((x) =>
+      Object.keys(x.properties ?? {}),
+    ),
+  ),
+];
 
 /** Operations with bounded query parameters, and where their list is (profile) so a limit can be checked. */
 const OPERATIONS = [
@@ -147,7 +155,9 @@ for (const o of OPERATIONS) {
         const borrowed = defaultContexts(o.operationId, params, p.name)
           .filter((c) => params.some((q) => q.name === c.name && q.schema.enum) && !s.enum!.map(String).includes(c.value))
           .map((c) => c.value);
-        const near = [...new Set([...nearMissEnumValues(s), ...borrowed])];
+        // And a documented field whose name an allowed value begins (by=publishedAt): the field, not the rule's value.
+        const fieldNames = DOCUMENTED_FIELDS.filter((k) => s.enum!.some((v) => k !== String(v) && k.toLowerCase().startsWith(String(v).toLowerCase())));
+        const near = [...new Set([...nearMissEnumValues(s), ...borrowed, ...fieldNames])];
         check(
           {
             id: `${id}-near-misses`,
