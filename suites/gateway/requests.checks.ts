@@ -226,7 +226,9 @@ checkGroup('requests the gateway must refuse', () => {
         },
       );
   }
+});
 
+checkGroup('a path that does not exist', () => {
   check(
     {
       id: 'gw-unknown-path-404',
