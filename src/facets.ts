@@ -7,7 +7,7 @@
  * `npm run coverage` lists them; the project's tests fail on a facet with neither a check nor a reason.
  */
 import { loadCatalogue, loadOpenApi, operation, type CatalogueEntry, type Facet, type FacetSpec, type JsonSchema, type ParameterObject } from './spec.js';
-import { defaultContexts, type RuleParameter } from './places.js';
+import { defaultContexts, defaultsCheckId, type RuleParameter } from './places.js';
 import { CACHING_RULES, FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, DEFAULTS_REQUIREMENT, cachingCheckId, paramCheckId } from './feed.js';
 import {
   FORM_LABEL,
@@ -75,15 +75,26 @@ async function parameterFacets(): Promise<Facet[]> {
           [`${id}-default`],
           DEFAULTS_REQUIREMENT[operationId] ?? req,
         );
-        for (const c of defaultContexts(operationId, op.parameters as RuleParameter[], p.name))
-          add(
-            `default-with-${c.name}`,
-            'condition',
-            `${operationId}: leaving ${p.name} out is ${p.name}=${String(s.default)} with ${c.name}=${c.search ? 'a word the first page shows most' : c.value} too`,
-            [`${id}-default-with-${c.name}`],
-            DEFAULTS_REQUIREMENT[operationId] ?? req,
-          );
       }
+    }
+    // Every default under each context parameter, all sent at once (parameters.checks.ts).
+    const rules = (op.parameters ?? []) as RuleParameter[];
+    for (const c of defaultContexts(operationId, rules)) {
+      const defaulted = rules.filter((p) => p.in === 'query' && p['x-requirement'] && p.name !== c.name && p.schema.default !== undefined);
+      if (defaulted.length === 0) continue;
+      const requirement = DEFAULTS_REQUIREMENT[operationId] ?? defaulted[0]!['x-requirement']!;
+      out.push(
+        facet(
+          requirement,
+          {
+            id: `${operationId}.defaults-with-${c.name}`,
+            kind: 'condition',
+            text: `${operationId}: with ${c.name}=${c.search ? 'a word the first page shows most' : c.value}, leaving out ${defaulted.map((p) => p.name).join(', ')} is sending ${defaulted.map((p) => `${p.name}=${String(p.schema.default)}`).join(', ')}`,
+            checks: [defaultsCheckId(operationId, c.name)],
+          },
+          `OpenAPI ${operationId} parameters`,
+        ),
+      );
     }
   }
   return out;

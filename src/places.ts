@@ -103,6 +103,13 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
   return out;
 }
 
+/** The check of every default of an operation under one context parameter (parameters.checks.ts; facets). */
+export const defaultsCheckId = (operationId: string, context: string): string => `feed-param-${kebab(operationId)}-defaults-with-${context}`;
+
+/** The once key of a GET of `path` with `query`: the places' first requests and the default checks' contexts share it. */
+export const getKey = (path: string, query: Record<string, string> = {}): string =>
+  `plain:${path}${Object.keys(query).length ? `?${new URLSearchParams(query).toString()}` : ''}`;
+
 /** The continuation value a first page gives, or undefined (its body not JSON, or no next page). */
 export function nextOf(place: FeedPlace, body: string): string | undefined {
   try {
@@ -115,10 +122,11 @@ export function nextOf(place: FeedPlace, body: string): string | undefined {
 
 /**
  * "Each default holds whatever the other parameters are": the places a default is checked under. For a parameter
- * with a default, every other rule parameter of its operation (not the continuation one) at one value that is not
- * its own default: an enum's first other value, a free string's first listed value, an explicit integer, a search
- * string of the rule's length. A table's default is unconditional, so omitting the parameter under any of them is
- * the same as sending its default there.
+ * with a default, every other rule parameter of its operation that chooses what is listed (not the continuation
+ * one, not the page size, which only cuts the same listing shorter) at one value that is not its own default: an
+ * enum's first other value, a free string's first listed value, a search string of the rule's length. A table's
+ * default is unconditional, so omitting the parameter under any of them is the same as sending its default there.
+ * Each context is the query of a place (src/places.ts parameterPlaces, a search aside), so its request is shared.
  */
 export interface DefaultContext {
   name: string;
@@ -128,16 +136,15 @@ export interface DefaultContext {
   /** A search string: the check searches for a word the feed's own first page shows most (`value` when none). */
   search?: true;
 }
-export function defaultContexts(operationId: string, params: RuleParameter[], name: string): DefaultContext[] {
+export function defaultContexts(operationId: string, params: RuleParameter[], name?: string): DefaultContext[] {
   const out: DefaultContext[] = [];
   for (const p of params) {
-    if (p.in !== 'query' || !p['x-requirement'] || p.name === name || p.name === CONTINUATION[operationId]?.param) continue;
-    const s = p.schema as { enum?: unknown[]; examples?: unknown[]; type?: string; minimum?: number; maximum?: number; minLength?: number; default?: unknown };
+    if (p.in !== 'query' || !p['x-requirement'] || p.name === name || p.name === CONTINUATION[operationId]?.param || p.schema.type === 'integer') continue;
+    const s = p.schema as { enum?: unknown[]; examples?: unknown[]; type?: string; minLength?: number; default?: unknown };
     const at = (value: unknown, search?: true) => out.push({ name: p.name, value: String(value), requirement: p['x-requirement']!, ...(search && { search }) });
     const other = s.enum?.find((v) => v !== s.default);
     if (other !== undefined) at(other);
     else if (s.type === 'string' && s.examples?.length) at(s.examples[0]);
-    else if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) at(s.minimum + 1);
     else if (s.type === 'string' && s.minLength !== undefined) at('ai'.padEnd(s.minLength, 'i'), true);
   }
   return out;

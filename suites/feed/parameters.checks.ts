@@ -5,7 +5,7 @@
  * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
  */
 import { check, expect, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
-import { defaultContexts, type DefaultContext } from '../../src/places.js';
+import { defaultContexts, defaultsCheckId, getKey, type DefaultContext } from '../../src/places.js';
 import { field, loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
 import { compareLive, DEFAULTS_REQUIREMENT, feedGet, listOf, once, paramCheckId, PARAMETER_RULE_OPERATIONS, profile } from '../../src/feed.js';
 import {
@@ -68,30 +68,41 @@ async function commonWord(path: string, listPath: string): Promise<string | unde
 }
 
 /**
- * Omitting `name` lists what sending its default lists, under another parameter's value `c` (none: the bare
- * request). The two requests are compared as a live feed allows: the listing may move on between two requests
- * (compareLive tells that from a real difference). Control: the operation answers 200 under the context alone
- * (whether it does is the anonymous-access check's, or, under a context, that parameter's own rule's).
+ * Omitting the parameters `defaults` lists what sending them at their defaults lists, under another parameter's value
+ * `c` (none: the bare request). The two requests are compared as a live feed allows: the listing may move on between
+ * two requests (compareLive tells that from a real difference). Control: the operation answers 200 under the context
+ * alone (whether it does is the anonymous-access check's, or, under a context, that parameter's own rule's). Under a
+ * context every default is sent at once; on a difference each is sent alone to name the one that does not hold.
  */
-async function sameAsDefault(t: CheckTools, path: string, listPath: string, name: string, value: string, req: string, c?: DefaultContext): Promise<void> {
+async function sameAsDefaults(
+  t: CheckTools,
+  path: string,
+  listPath: string,
+  defaults: Record<string, string>,
+  limitRequirement: string | undefined,
+  c?: DefaultContext,
+): Promise<void> {
   const list = (r: HttpResponse) => defaultKey(r, listPath);
   // A search for a word the feed shows most: it finds more entries than the default page size where the feed holds them.
   const v = c?.search ? ((await commonWord(path, listPath)) ?? c.value) : c?.value;
   const context: Record<string, string> = c ? { [c.name]: v! } : {};
   const under = c ? ` with ${c.name}=${v!}` : '';
-  // The request under the context alone is asked once, for every default checked under it.
-  const plainFirst = await once(c ? `plain:${path}?${c.name}=${v!}` : `plain:${path}`, () => feedGet(path, { query: context }));
+  const sent = Object.entries(defaults)
+    .map(([k, x]) => `${k}=${x}`)
+    .join('&');
+  // The request under the context alone is asked once (the place of that value asks it too).
+  const plainFirst = await once(getKey(path, context), () => feedGet(path, { query: context }));
   const control = c ? [c.requirement] : ['feed-anonymous-access'];
   precondition(plainFirst.status === 200, `GET ${path}${under} answered ${plainFirst.status}, not 200`, ...control);
   const cmp = await compareLive(
     (x) => feedGet(path, { query: context, ...x }),
-    (x) => feedGet(path, { query: { ...context, [name]: value }, ...x }),
+    (x) => feedGet(path, { query: { ...context, ...defaults }, ...x }),
     list,
     { firstA: plainFirst },
   );
   t.cite(...cmp.responses);
   const { first: plain, second: explicit } = cmp;
-  expect([plain.status, explicit.status], `the statuses without ${name} and with ${name}=${value}${under}`).toEqual([200, 200]);
+  expect([plain.status, explicit.status], `the statuses without and with ${sent}${under}`).toEqual([200, 200]);
   if (cmp.outcome === 'same') return;
   if (cmp.outcome === 'moving')
     throw new PreconditionFailed(
@@ -99,8 +110,19 @@ async function sameAsDefault(t: CheckTools, path: string, listPath: string, name
     );
   // An explicit limit that is not honored is the limit rule's defect, which its range check reports, not the default's.
   const n = listOf(listingJson(explicit), listPath).length;
-  if (name === 'limit' && n > Number(value)) throw new PreconditionFailed(`${name}=${value} returned ${n} entries: the value is not honored`, [req]);
-  expect(list(explicit), `${name}=${value}${under} lists what the request without ${name} lists`).toBe(list(plain));
+  if (limitRequirement && defaults.limit !== undefined && n > Number(defaults.limit))
+    throw new PreconditionFailed(`limit=${defaults.limit} returned ${n} entries: the value is not honored`, [limitRequirement!]);
+  // Which default does not hold: each sent alone (only when they differ, so a conformant run asks nothing more).
+  const names = Object.keys(defaults);
+  const culprits: string[] = [];
+  if (names.length > 1)
+    for (const k of names) {
+      const one = await feedGet(path, { query: { ...context, [k]: defaults[k]! }, continuation: true });
+      t.cite(one);
+      if (list(one) !== list(plain)) culprits.push(`${k}=${defaults[k]!}`);
+    }
+  const which = culprits.length ? ` (sent alone, ${culprits.join(', ')} differ${culprits.length === 1 ? 's' : ''})` : '';
+  expect(list(explicit), `${sent}${under} lists what the request without them lists${which}`).toBe(list(plain));
 }
 
 const doc = await loadOpenApi('feed');
@@ -128,6 +150,8 @@ for (const o of OPERATIONS) {
   const { path, op } = operation(doc, o.operationId);
   const params = (op.parameters ?? []).filter((p): p is ParameterObject & { 'x-requirement': string } => p.in === 'query' && !!p['x-requirement']);
 
+  // The page size's own rule: a limit that is not honored is its finding, not a default's.
+  const limitRequirement = params.find((p) => p.name === 'limit')?.['x-requirement'];
   checkGroup(`${o.operationId}: parameter rules`, () => {
     for (const p of params) {
       const s = p.schema;
@@ -151,10 +175,11 @@ for (const o of OPERATIONS) {
         check({ id: `${id}-other-values`, title: `${p.name} outside ${s.enum.join(' | ')} is rejected with 400`, requirements: [req] }, async () => {
           await property(invalidEnumValues(s), async (v) => expectRejected(await get(v), v), { runs: 5 });
         });
-        // Next to the allowed ones too: a value another parameter of the operation takes besides its default (window=all).
+        // Next to the allowed ones too: the value the first other enumerated parameter takes besides its default (window=all).
         const borrowed = defaultContexts(o.operationId, params, p.name)
           .filter((c) => params.some((q) => q.name === c.name && q.schema.enum) && !s.enum!.map(String).includes(c.value))
-          .map((c) => c.value);
+          .map((c) => c.value)
+          .slice(0, 1);
         // And a documented field whose name an allowed value begins (by=publishedAt): the field, not the rule's value.
         const fieldNames = DOCUMENTED_FIELDS.filter((k) => s.enum!.some((v) => k !== String(v) && k.toLowerCase().startsWith(String(v).toLowerCase())));
         const near = [...new Set([...nearMissEnumValues(s), ...borrowed, ...fieldNames])];
@@ -226,19 +251,25 @@ for (const o of OPERATIONS) {
         // The operation's own defaults requirement when it has one (items), else the parameter's rule: one requirement per check.
         const reqs = [DEFAULTS_REQUIREMENT[o.operationId] ?? req];
         check({ id: `${id}-default`, title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)}`, requirements: reqs }, (t) =>
-          sameAsDefault(t, path, o.list(), p.name, String(s.default), req),
+          sameAsDefaults(t, path, o.list(), { [p.name]: String(s.default) }, limitRequirement),
         );
-        // A table default is unconditional: it holds whatever the other parameters are (one value of each).
-        for (const c of defaultContexts(o.operationId, params, p.name))
-          check(
-            {
-              id: `${id}-default-with-${c.name}`,
-              title: `omitting ${p.name} is the same as ${p.name}=${String(s.default)} with ${c.name}=${c.search ? 'a word the first page shows most' : c.value}`,
-              requirements: reqs,
-            },
-            (t) => sameAsDefault(t, path, o.list(), p.name, String(s.default), req, c),
-          );
       }
+    }
+    // A table default is unconditional: every default holds whatever the other parameters are (one value of each).
+    for (const c of defaultContexts(o.operationId, params)) {
+      const defaulted = params.filter((p) => p.name !== c.name && p.schema.default !== undefined);
+      if (defaulted.length === 0) continue;
+      const defaults = Object.fromEntries(defaulted.map((p) => [p.name, String(p.schema.default)]));
+      const reqs = DEFAULTS_REQUIREMENT[o.operationId] ? [DEFAULTS_REQUIREMENT[o.operationId]!] : defaulted.map((p) => p['x-requirement']);
+      const sent = defaulted.map((p) => `${p.name}=${String(p.schema.default)}`).join(', ');
+      check(
+        {
+          id: defaultsCheckId(o.operationId, c.name),
+          title: `with ${c.name}=${c.search ? 'a word the first page shows most' : c.value}, omitting ${defaulted.map((p) => p.name).join(', ')} is the same as ${sent}`,
+          requirements: reqs,
+        },
+        (t) => sameAsDefaults(t, path, o.list(), defaults, limitRequirement, c),
+      );
     }
   });
 }
