@@ -1,0 +1,84 @@
+/**
+ * The self-test's quick tier (what `npm test` and CI run) from a full self-test's findings: per service the fewest
+ * faulty variants that show every check failing that any variant shows failing (a greedy cover), the others written to
+ * fixtures/selftest-redundant.json with the checks each showed, every one of them shown by a variant that runs.
+ *
+ *   npm run selftest:all                      # every variant (SELFTEST_ALL=1): writes reports/selftest-findings.json
+ *   npx tsx scripts/selftest-tiers.ts [FINDINGS]
+ *
+ * A variant over a writer (the living or busy references: what it shows depends on timing) costs three, one that
+ * needs a run of its own two, any other one: a check shown only by timing-dependent variants is covered by two of
+ * them where two exist, so one change falling outside its watch does not leave the check unseen. A variant that
+ * declares facets always runs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { VARIANTS, type Variant } from '../fixtures/variants.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const findingsFile = path.resolve(process.argv[2] ?? path.join(ROOT, 'reports', 'selftest-findings.json'));
+const findings = JSON.parse(readFileSync(findingsFile, 'utf8')) as { variant: string; check: string }[];
+
+const key = (v: Variant) => `${v.service} ${v.modifier.name}`;
+const shows = new Map<string, Set<string>>();
+for (const f of findings) shows.set(f.variant, (shows.get(f.variant) ?? new Set()).add(f.check));
+const missing = VARIANTS.filter((v) => !shows.has(key(v))).map(key);
+if (missing.length > 0) {
+  console.error(`${findingsFile} is not from a full self-test (npm run selftest:all): no finding of\n  ${missing.join('\n  ')}`);
+  process.exit(2);
+}
+
+const timed = (v: Variant) => {
+  const o = v.modifier.options as { writer?: unknown; living?: unknown } | undefined;
+  return Boolean(o?.writer ?? o?.living);
+};
+const cost = (v: Variant) => (timed(v) ? 3 : v.modifier.runsAlone || v.modifier.args || v.modifier.env ? 2 : 1);
+
+const redundant: Record<string, string[]> = {};
+for (const service of ['feed', 'gateway'] as const) {
+  const candidates = VARIANTS.filter((v) => v.service === service);
+  // How many runs must show each check: two where only timing-dependent variants show it (and two do).
+  const need = new Map<string, number>();
+  for (const v of candidates) for (const c of shows.get(key(v))!) need.set(c, 0);
+  for (const c of need.keys()) {
+    const by = candidates.filter((v) => shows.get(key(v))!.has(c));
+    need.set(c, by.every(timed) ? Math.min(2, by.length) : 1);
+  }
+  // A variant declaring the facets it breaks always runs: it is the proof that each facet's check can fail.
+  const chosen = new Set<Variant>();
+  const choose = (v: Variant) => {
+    chosen.add(v);
+    for (const c of shows.get(key(v))!) need.set(c, need.get(c)! - 1);
+  };
+  for (const v of candidates) if (v.modifier.facets?.length) choose(v);
+  for (;;) {
+    let best: Variant | undefined;
+    let bestScore = 0;
+    for (const v of candidates) {
+      if (chosen.has(v)) continue;
+      const gain = [...shows.get(key(v))!].filter((c) => need.get(c)! > 0).length;
+      // Ties go to the variant listed first (the hand-written faults come first in VARIANTS).
+      if (gain / cost(v) > bestScore) [best, bestScore] = [v, gain / cost(v)];
+    }
+    if (!best) break;
+    choose(best);
+  }
+  for (const v of candidates) if (!chosen.has(v)) redundant[key(v)] = [...shows.get(key(v))!].sort();
+  console.log(`${service}: ${chosen.size} of ${candidates.length} variants run in the quick tier (${need.size} checks shown failing)`);
+}
+
+const out = path.join(ROOT, 'fixtures', 'selftest-redundant.json');
+writeFileSync(
+  out,
+  `${JSON.stringify(
+    {
+      about:
+        'Faulty variants the quick self-test (npm test, CI) does not run: every check each of them shows failing is shown failing by a variant that runs. SELFTEST_ALL=1 (npm run selftest:all) runs them too. Written by scripts/selftest-tiers.ts from a full self-test; a variant not listed here always runs.',
+      variants: redundant,
+    },
+    null,
+    2,
+  )}\n`,
+);
+console.log(`${Object.keys(redundant).length} variants listed in ${path.relative(ROOT, out)}`);
