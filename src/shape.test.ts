@@ -97,6 +97,9 @@ function shape(root: string) {
   return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/shape.ts', '--root', root], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 }
 
+/** The guard's verdict on a tree, as the command computes it (its exit status is `ok`; the command is run twice below). */
+const verdictOf = async (root: string) => report(judge(await violations(root), loadKnown(root)));
+
 describe('the guard finds each kind of violation on a made-up tree, and the command exits 1', () => {
   test('a clean tree: nothing found, exit 0 (a command may import a reference deployment)', async () => {
     expect(await violations(madeUpTree(CLEAN))).toEqual([]);
@@ -104,14 +107,21 @@ describe('the guard finds each kind of violation on a made-up tree, and the comm
     expect(run.status, run.stdout + run.stderr).toBe(0);
   });
 
+  test('the command prints a violation as NEW and exits 1', () => {
+    const c = CASES[0]!;
+    const run = shape(madeUpTree({ ...CLEAN, ...c.files }));
+    expect(run.status, run.stdout + run.stderr).toBe(1);
+    expect(run.stdout).toContain(`NEW    ${typeof c.at === 'string' ? c.at : ''}`);
+  });
+
   test.each(CASES.map((c) => [`${c.kind}: ${String(c.at)}`, c] as const))('%s', async (_, c) => {
     const root = madeUpTree({ ...CLEAN, ...c.files });
     const found = await violations(root);
     expect(found.filter((v) => (typeof c.at === 'string' ? v.at === c.at : c.at.test(v.at))).map((v) => v.kind)).toEqual(expect.arrayContaining([c.kind]));
     expect(found.every((v) => v.kind === c.kind)).toBe(true);
-    const run = shape(root);
-    expect(run.status, run.stdout + run.stderr).toBe(1);
-    expect(run.stdout).toContain(`NEW    ${typeof c.at === 'string' ? c.at : ''}`);
+    const r = await verdictOf(root);
+    expect(r.ok, r.text).toBe(false);
+    expect(r.text).toContain(`NEW    ${typeof c.at === 'string' ? c.at : ''}`);
   });
 
   test('a known violation is reported with its reason and passes; grown or gone, its entry fails', async () => {
@@ -120,17 +130,17 @@ describe('the guard finds each kind of violation on a made-up tree, and the comm
     const entry: KnownViolation = { kind: 'long function', at: 'fixtures/long.ts long', size, reason: 'made up: waits for a split' };
     const known = (e: KnownViolation[]) => ({ [KNOWN_FILE]: JSON.stringify({ violations: e }) });
 
-    const listed = shape(madeUpTree({ ...files, ...known([entry]) }));
-    expect(listed.status, listed.stdout).toBe(0);
-    expect(listed.stdout).toContain(`known  fixtures/long.ts long (${size} lines): made up: waits for a split`);
+    const listed = await verdictOf(madeUpTree({ ...files, ...known([entry]) }));
+    expect(listed.ok, listed.text).toBe(true);
+    expect(listed.text).toContain(`known  fixtures/long.ts long (${size} lines): made up: waits for a split`);
 
-    const grown = shape(madeUpTree({ ...files, ...known([{ ...entry, size: size - 1 }]) }));
-    expect(grown.status).toBe(1);
-    expect(grown.stdout).toContain(`GREW   fixtures/long.ts long: ${size} lines, listed at ${size - 1}`);
+    const grown = await verdictOf(madeUpTree({ ...files, ...known([{ ...entry, size: size - 1 }]) }));
+    expect(grown.ok).toBe(false);
+    expect(grown.text).toContain(`GREW   fixtures/long.ts long: ${size} lines, listed at ${size - 1}`);
 
-    const gone = shape(madeUpTree({ ...CLEAN, ...known([entry]) }));
-    expect(gone.status).toBe(1);
-    expect(gone.stdout).toContain('STALE  long function: fixtures/long.ts long is listed');
+    const gone = await verdictOf(madeUpTree({ ...CLEAN, ...known([entry]) }));
+    expect(gone.ok).toBe(false);
+    expect(gone.text).toContain('STALE  long function: fixtures/long.ts long is listed');
 
     expect(report(judge([], [])).ok).toBe(true);
   });
