@@ -743,7 +743,7 @@ interface RawResult {
 }
 
 /** The raw bytes of a response body, read up to a bound; `progress` counts them as they come (for a body that breaks). */
-async function readRawBody(res: Awaited<ReturnType<typeof undiciRequest>>, max: number, progress: { bytes: number }): Promise<Buffer> {
+export async function readRawBody(res: Awaited<ReturnType<typeof undiciRequest>>, max: number, progress: { bytes: number }): Promise<Buffer> {
   const chunks: Buffer[] = [];
   try {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {

@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Service } from './spec.js';
 import type { FirstAnswer } from './context.js';
+import { readRawBody, ResponseTooLargeError } from './http.js';
 
 /** The setting that holds each service's URL, as a message names it. */
 export const URL_SETTING: Record<Service, string> = { feed: '--feed-url / FEED_BASE_URL', gateway: '--gateway-url / GATEWAY_URL' };
@@ -56,7 +57,7 @@ export async function notTheService(service: Service, url: string, timeoutMs: nu
       const res = await request(`${url}${p}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
       res.body.on('error', () => undefined);
       const type = String(res.headers['content-type'] ?? '');
-      const body = service === 'feed' && p === probe && res.statusCode === 200 && /json/i.test(type) ? await bounded(res.body, maxBodyBytes) : undefined;
+      const body = service === 'feed' && p === probe && res.statusCode === 200 && /json/i.test(type) ? await bounded(res, maxBodyBytes) : undefined;
       if (body !== undefined) firstAnswers.set(url, { url: `${url}${p}`, body, at: Date.now() });
       else res.body.destroy();
       return { status: res.statusCode, type };
@@ -81,21 +82,17 @@ export async function notTheService(service: Service, url: string, timeoutMs: nu
 }
 
 /**
- * A body read whole, as text, when it is within the run's body bound; past the bound reading stops (the connection is
- * dropped) and there is no first answer to hand on: the checks then ask themselves, under the same bound.
+ * A body read whole, as text, when it is within the run's body bound (the client's own reader); past the bound reading
+ * stops (the connection is dropped) and there is no first answer to hand on: the checks then ask themselves, under the
+ * same bound.
  */
-async function bounded(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
+async function bounded(res: Parameters<typeof readRawBody>[0], max: number): Promise<string | undefined> {
+  try {
+    return new TextDecoder().decode(await readRawBody(res, max, { bytes: 0 })); // as undici's body.text() decodes
+  } catch (err) {
+    if (err instanceof ResponseTooLargeError) return undefined;
+    throw err;
   }
-  return new TextDecoder().decode(Buffer.concat(chunks)); // as undici's body.text() decodes
 }
 
 /** What a URL that is not the service most likely has wrong: a documented path segment given as part of the base. */
