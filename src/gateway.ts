@@ -911,6 +911,13 @@ function isJsonErrorBody(body: string): boolean {
   }
 }
 
+/** The valid key, once the operation is shown served with it (requireGenerationServed): a refusal check's prologue. */
+export async function requireServedKey(t: CheckTools, op: GatewayOperation): Promise<string> {
+  const key = await requireValidKey(t);
+  await requireGenerationServed(t, op, key);
+  return key;
+}
+
 /**
  * The control of a refusal on a generation path: the protocol's small generation (the run's own, once) answered 2xx
  * there, so the path exists and takes the key, and a refusal is about what the request changed.

@@ -56,6 +56,21 @@ const isCalendarDate = (d: unknown): d is string =>
  */
 const calendarDates = (dates: unknown[]): string[] => [...new Set(dates.filter(isCalendarDate))].sort().reverse();
 
+/**
+ * The archive (cited) and its calendar dates, newest first; the check needs at least `min` of them: one report, or a
+ * past report besides the newest.
+ */
+async function archiveDays(t: CheckTools, min: 1 | 2): Promise<Awaited<ReturnType<typeof archive>> & { days: string[] }> {
+  const got = await archive();
+  t.cite(got.res);
+  const days = calendarDates(got.dates);
+  precondition(
+    days.length >= min,
+    min === 1 ? 'needs at least one YYYY-MM-DD date in the archive' : 'needs a past report besides the newest (two YYYY-MM-DD dates in the archive)',
+  );
+  return { ...got, days };
+}
+
 /** The Shanghai calendar date (UTC+8, no daylight saving) and hour at an instant. */
 function shanghai(ms: number): { date: string; hour: number } {
   const d = new Date(ms + 8 * 3_600_000);
@@ -115,10 +130,7 @@ checkGroup('the daily-report archive', () => {
       requirements: ['feed-dailies-by-date'],
     },
     async (t) => {
-      const { res, dates } = await archive();
-      t.cite(res);
-      const days = calendarDates(dates);
-      precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive');
+      const { dates, days } = await archiveDays(t, 1);
       if (days.length < dates.length)
         t.observe('archive entries not requested', `${dates.length - days.length} (not YYYY-MM-DD: feed-dailies-dates judges them)`);
       // The dates at both ends of the default archive page (the newest, where publication happens, and the
@@ -174,10 +186,7 @@ checkGroup('the daily-report archive', () => {
       requirements: ['feed-dailies-publication-time'],
     },
     async (t) => {
-      const { res, dates } = await archive();
-      t.cite(res);
-      const days = calendarDates(dates);
-      precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive');
+      const { res, days } = await archiveDays(t, 1);
       // The target's clock (its Date header) decides "today": a runner a few minutes off does not misjudge 08:00.
       const clock = targetNow(res);
       const now = shanghai(clock.now);
@@ -214,10 +223,7 @@ checkGroup('the daily-report archive', () => {
   check(
     { id: 'feed-dailies-past-immutable', title: 'a past report does not change: the same body each time', requirements: ['feed-dailies-immutable'] },
     async (t) => {
-      const { res, dates } = await archive();
-      t.cite(res);
-      const days = calendarDates(dates);
-      precondition(days.length > 1, 'needs a past report besides the newest (two YYYY-MM-DD dates in the archive)');
+      const { days } = await archiveDays(t, 2);
       const path = `/api/v1/dailies/${days[1]}`;
       const a = await feedGet(path);
       const b = await feedGet(path);
@@ -273,10 +279,7 @@ checkGroup('past reports may be cached', () => {
       requirements: ['feed-dailies-immutable'],
     },
     async (t) => {
-      const { res, dates } = await archive();
-      t.cite(res);
-      const days = calendarDates(dates);
-      precondition(days.length > 1, 'needs a past report besides the newest (two YYYY-MM-DD dates in the archive)');
+      const { days } = await archiveDays(t, 2);
       const path = `/api/v1/dailies/${days[1]}`;
       const past = await feedGet(path);
       t.cite(past);

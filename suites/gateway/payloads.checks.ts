@@ -17,8 +17,7 @@ import {
   payloadExamples,
   placeKey,
   protocolHeaders,
-  requireGenerationServed,
-  requireValidKey,
+  requireServedKey,
 } from '../../src/gateway.js';
 import { property } from '../../src/generate.js';
 import type { JsonSchema } from '../../src/spec.js';
@@ -34,9 +33,8 @@ checkGroup('a body that breaks its documented payload answers 400', () => {
         requirements: ['gw-request-payload-400'],
       },
       async (t) => {
-        const key = await requireValidKey(t);
+        const key = await requireServedKey(t, op);
         const model = await chosenModel();
-        await requireGenerationServed(t, op, key);
         const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
         // Chat completions without max_tokens: the table states its type for vendor B only ("other parameters are optional" on vendor A).
         const { fixed, generated } = payloadExamples(schema, minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16));

@@ -21,7 +21,7 @@ import {
   minimalGeneration,
   PAYLOAD_OPERATIONS,
   protocolHeaders,
-  requireGenerationServed,
+  requireServedKey,
   requireValidKey,
   shapeFor,
   unknownModel,
@@ -120,8 +120,7 @@ checkGroup('requests the gateway must refuse', () => {
         requirements: ['gw-unknown-model-code'],
       },
       async (t) => {
-        const key = await requireValidKey(t);
-        await requireGenerationServed(t, op, key);
+        const key = await requireServedKey(t, op);
         const res = await unknown(key);
         t.cite(res);
         t.observe('status', String(res.status));
@@ -140,8 +139,7 @@ checkGroup('requests the gateway must refuse', () => {
         requirements: ['gw-unknown-model-404'],
       },
       async (t) => {
-        const key = await requireValidKey(t);
-        await requireGenerationServed(t, op, key);
+        const key = await requireServedKey(t, op);
         const res = await unknown(key);
         t.cite(res);
         keyTaken(res, where);
@@ -155,8 +153,7 @@ checkGroup('requests the gateway must refuse', () => {
         requirements: ['gw-invalid-body-400'],
       },
       async (t) => {
-        const key = await requireValidKey(t);
-        await requireGenerationServed(t, op, key);
+        const key = await requireServedKey(t, op);
         let res: HttpResponse;
         try {
           // A 5xx is retried per the client rules (it may be transient) ...
@@ -185,8 +182,7 @@ checkGroup('requests the gateway must refuse', () => {
           requirements: ['gw-invalid-body-400'],
         },
         async (t) => {
-          const key = await requireValidKey(t);
-          await requireGenerationServed(t, op, key);
+          const key = await requireServedKey(t, op);
           const res = await gatewaySend(op.path(await chosenModel()), {
             method: op.method,
             headers: { ...bearer(key), ...protocolHeaders(op.operationId), 'content-type': 'application/json' },
@@ -209,8 +205,7 @@ checkGroup('requests the gateway must refuse', () => {
           requirements: ['gw-error-code-values'],
         },
         async (t) => {
-          const key = await requireValidKey(t);
-          await requireGenerationServed(t, op, key);
+          const key = await requireServedKey(t, op);
           let res: HttpResponse;
           try {
             res = await malformed(key);
