@@ -29,3 +29,18 @@ export function sMaxAge(cacheControl: string | undefined): number | undefined {
   const v = parseCacheControl(cacheControl).get('s-maxage');
   return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
 }
+
+/** A day: the longest a cache may keep the daily archive or the latest report without asking again, a report coming every day. */
+const DAY_SECONDS = 86_400;
+
+/** What in a Cache-Control keeps a cache from asking again within a day: `immutable`, or a freshness lifetime longer than a day. */
+export function staleForADay(cc: string): string[] {
+  const d = parseCacheControl(cc);
+  const out: string[] = [];
+  if (d.has('immutable')) out.push('immutable (the response will not change)');
+  for (const name of ['s-maxage', 'max-age']) {
+    const v = d.get(name);
+    if (typeof v === 'string' && /^\d+$/.test(v) && Number(v) > DAY_SECONDS) out.push(`${name}=${v} (fresh for more than a day)`);
+  }
+  return out;
+}

@@ -17,7 +17,7 @@ import {
   targetNow,
 } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
-import { parseCacheControl, weakMatch } from '../../src/caching.js';
+import { parseCacheControl, staleForADay, weakMatch } from '../../src/caching.js';
 import { field } from '../../src/spec.js';
 
 const archive = () =>
@@ -31,21 +31,6 @@ const archive = () =>
 
 /** GET /api/v1/dailies/latest, once: asked after the archive by each check that reads both. */
 const latestDaily = () => once('dailies-latest', () => feedGet('/api/v1/dailies/latest'));
-
-/** A day: the longest a cache may keep the archive or the latest report without asking again, a report coming every day. */
-const DAY_SECONDS = 86_400;
-
-/** What in a Cache-Control keeps a cache from asking again within a day: `immutable`, or a freshness lifetime longer than a day. */
-function staleForADay(cc: string): string[] {
-  const d = parseCacheControl(cc);
-  const out: string[] = [];
-  if (d.has('immutable')) out.push('immutable (the response will not change)');
-  for (const name of ['s-maxage', 'max-age']) {
-    const v = d.get(name);
-    if (typeof v === 'string' && /^\d+$/.test(v) && Number(v) > DAY_SECONDS) out.push(`${name}=${v} (fresh for more than a day)`);
-  }
-  return out;
-}
 
 const isCalendarDate = (d: unknown): d is string =>
   typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d);

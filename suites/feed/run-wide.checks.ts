@@ -7,8 +7,8 @@ import { describe } from 'vitest';
 import { AssertionViolation, check, expect, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
-import { feedGet, firstCursor, inputJson, instant, once, profile, storyPath } from '../../src/feed.js';
-import { sMaxAge, weakMatch } from '../../src/caching.js';
+import { effectiveTime, feedGet, firstCursor, idOf, inputJson, instant, once, profile, storyPath } from '../../src/feed.js';
+import { sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 import {
@@ -404,6 +404,51 @@ describe.sequential('every item the run saw', () => {
   );
 });
 
+/**
+ * Every items page of the run under one timestamp rule (by=timeline, the default, or by=published; a continuation,
+ * search or category page, any mode or window): its items in the order of their time under that rule, one direction
+ * on every page (ties and items without the rule's time are not placed). The order checks read each window's pages;
+ * these read every other page the run's checks asked for.
+ */
+function everyPageOrdered(t: CheckTools, by: 'timeline' | 'published'): void {
+  const pages = runItems().items.reduce((m, { x, item }) => {
+    const u = new URL(x.url);
+    if (operationPath('feed', x.url) !== '/api/v1/items' || (u.searchParams.get('by') ?? 'timeline') !== by) return m;
+    return m.set(x, [...(m.get(x) ?? []), item]);
+  }, new Map<Exchange, Record<string, unknown>[]>());
+  if (pages.size === 0) return t.notApplicable(`the run read no items page under by=${by}`);
+  let first: { direction: string; x: Exchange } | undefined;
+  let pairs = 0;
+  for (const [x, items] of pages) {
+    const timed = items.map((i) => ({ id: idOf(i), at: effectiveTime(i, by) })).filter((i): i is { id: string; at: number } => i.at !== undefined);
+    for (let i = 1; i < timed.length; i++) {
+      const [a, b] = [timed[i - 1]!, timed[i]!];
+      if (a.at === b.at) continue;
+      pairs++;
+      const direction = a.at > b.at ? 'newest first' : 'oldest first';
+      first ??= { direction, x };
+      if (direction !== first.direction)
+        return t.violation(
+          `${where(x)}: ${a.id} (${new Date(a.at).toISOString()}) then ${b.id} (${new Date(b.at).toISOString()}): ${direction}, where ${where(first.x)} listed its items ${first.direction}: not ordered by the ${by} time`,
+        );
+    }
+  }
+  t.observe('items pages read', `${pages.size} (${pairs} neighbours with different ${by} times)`);
+  if (first) t.reading(`the order under by=${by}`, first.direction);
+}
+
+describe.sequential('every items page the run saw is in its order', () => {
+  for (const by of ['timeline', 'published'] as const)
+    check(
+      {
+        id: `feed-every-items-page-ordered-${by}`,
+        title: `every items page the run read under by=${by} (continuation, search, category, each mode and window) lists its items in the order of their ${by === 'timeline' ? 'timeline time' : 'publication time'}, in one direction`,
+        requirements: [by === 'timeline' ? 'feed-items-by-timeline' : 'feed-items-by-published'],
+      },
+      async (t) => everyPageOrdered(t, by),
+    );
+});
+
 describe.sequential('X-Request-Id identifies each response', () => {
   check(
     {
@@ -744,6 +789,26 @@ describe.sequential('between two exchanges of the run: stories and daily reports
     async (t) => {
       t.cite(...(await lateLook()).res);
       judge(t, dailySame(runSeen(), dailyPaths()), 'the run read no daily report twice', 'daily reports changed between two answers');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-dailies-archive-latest-revalidated',
+      title: 'every archive (any limit, ?limit=1 included) and latest answer of the run, 200 or 304, is neither immutable nor fresh for more than a day',
+      requirements: ['feed-dailies-archive-latest-revalidated'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      const answers = feedExchanges().filter((x) => {
+        const p = operationPath('feed', x.url)!.split('?')[0];
+        return (p === '/api/v1/dailies' || p === '/api/v1/dailies/latest') && (x.status === 200 || x.status === 304) && x.responseHeaders?.['cache-control'];
+      });
+      if (answers.length === 0) return t.notApplicable('the run read no archive or latest answer with a Cache-Control');
+      t.observe('answers read', String(answers.length));
+      const bad = answers.flatMap((x) => staleForADay(x.responseHeaders!['cache-control']!).map((why) => `${where(x)}: ${why}`));
+      if (bad.length)
+        t.violation(`${bad.slice(0, 5).join('; ')}: the archive and latest change with each day's report, so a cache must ask again within a day`);
     },
   );
 

@@ -42,7 +42,15 @@ async function takeSnapshot(query: Record<string, string | number> = {}, pagesAt
     const page = validator(await componentSchema('feed', 'SnapshotPage'));
     if (!page(body)) fail(`snapshot page ${i + 1} is not a snapshot page: ${formatAjvErrors(page.errors)}`);
     pages.push({ res, body });
-    if (body.hasMore !== true) break;
+    if (body.hasMore !== true) {
+      // "hasMore: true while further pages exist": a last page that still hands out a nextPage is asked whether
+      // that page exists (one request, only then); a page of items there means the walk was told to stop too early.
+      const after =
+        typeof body.nextPage === 'string' && body.nextPage !== '' ? await feedGet(SNAPSHOT, { query: { ...query, page: body.nextPage } }) : undefined;
+      const more = after?.status === 200 ? listOf(inputJson(after, 'the snapshot'), profile().snapshot.list!).length : 0;
+      if (more > 0) failure = `page ${i + 1} said hasMore ${JSON.stringify(body.hasMore)}, but its nextPage led to a page of ${more} item(s)`;
+      break;
+    }
     next = body.nextPage as string;
   }
   const list = pages.flatMap((p) => listOf(p.body, profile().snapshot.list!));
@@ -62,12 +70,14 @@ const snapshotA = () => once('snapshot-a', () => takeSnapshot({ fields: 'default
 
 /**
  * A second walk with another page size, chosen from what the first walk saw: about four pages over a set that fit
- * one page, else pages twice the default size (or smaller when the default was already the maximum, 1000).
+ * one page, three over a set that fit two (so that one walk has a continuation page that is not the last), else pages
+ * twice the default size (or smaller when the default was already the maximum, 1000).
  */
 function otherSizeSnapshot(a: Snapshot): Promise<Snapshot & { limit: number }> {
   return once('snapshot-other-size', async () => {
     const firstCount = listOf(a.pages[0]!.body, profile().snapshot.list!).length;
-    const limit = a.pages.length === 1 ? Math.max(1, Math.ceil(a.ids.length / 4)) : firstCount >= 1000 ? 700 : Math.min(1000, firstCount * 2);
+    const fewPages = a.pages.length === 1 ? 4 : a.pages.length === 2 ? 3 : 0;
+    const limit = fewPages ? Math.max(1, Math.ceil(a.ids.length / fewPages)) : firstCount >= 1000 ? 700 : Math.min(1000, firstCount * 2);
     return { ...(await takeSnapshot({ limit })), limit };
   });
 }

@@ -41,6 +41,30 @@ const asResponse = (x: Exchange): HttpResponse => ({
   header: (n) => x.responseHeaders?.[n.toLowerCase()],
 });
 
+/** The suite's made-up keys: sk-conformance-invalid-… (recorded as sent) and the canary (recorded under its name). */
+const madeUp = (s: string | undefined) => s !== undefined && /sk-conformance-invalid-|\$CONFORMANCE_CANARY_KEY/.test(s);
+/** The credentials a request carried, as recorded (configured keys under their variable's name), in any header or `key=`. */
+const credentialsOf = (x: Exchange): string[] => [
+  ...Object.values(x.requestHeaders ?? {}),
+  ...(new URL(x.url).searchParams.get('key') !== null ? [new URL(x.url).searchParams.get('key')!] : []),
+];
+/** Configured keys and tokens that the gateway's own key rules refuse (their states), recorded under their names. */
+const REFUSED_KEY = /\$GATEWAY_(EXPIRED|DISABLED|IP_DENIED|ACCOUNT_DISABLED)_KEY\b|\$GATEWAY_MANAGEMENT_TOKEN\b|conformance-unknown-credential/;
+
+/**
+ * An error the gateway produced itself, whatever the deployment: the 404 of a path the suite made up, and the 401 or
+ * 403 refusing a key the suite made up or one of the configured key states (the gateway's own keys, accounts and
+ * allow lists: no upstream judges them). The type table: gateway_error is the "error produced by the gateway itself".
+ */
+function ownError(x: Exchange): string | undefined {
+  const p = pathOf(x).split('?')[0]!;
+  if (x.status === 404 && p.includes('conformance-no-such-path')) return 'the 404 of a path that does not exist';
+  const creds = credentialsOf(x);
+  if ((x.status === 401 || x.status === 403) && DOCUMENTED_PATH.test(p) && creds.some((c) => madeUp(c) || REFUSED_KEY.test(c)))
+    return `the ${x.status} refusing a key by the gateway's own key rules`;
+  return undefined;
+}
+
 /** Every error of the run: its type from the table and in its place, a gateway_error's code from the tables, no code spelt another way. */
 async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
   const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated);
@@ -59,6 +83,9 @@ async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
     if (!deployed.has(String(type))) t.violation(`${where(x)}: error.type ${JSON.stringify(type)} is not in the type table`);
     const misplaced = typeOutOfPlace(type, pathOf(x));
     if (misplaced) t.violation(`${where(x)}: error.type ${JSON.stringify(type)}, ${misplaced}`);
+    const own = ownError(x);
+    if (own && deployed.has(String(type)) && type !== gatewayError)
+      t.violation(`${where(x)}: error.type ${JSON.stringify(type)} on ${own}, which no upstream produced: the type table gives ${gatewayError}`);
     if (type === gatewayError && !codes.has(String(code)))
       t.violation(`${where(x)}: a ${gatewayError} with code ${JSON.stringify(code)}, not in the code tables`);
   }
@@ -73,16 +100,7 @@ async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
 
 /** Every request of the run that carried a key the suite made up, on a documented path: answered 401. */
 async function everyMadeUpKey401(t: CheckTools): Promise<void> {
-  // The suite's made-up keys: sk-conformance-invalid-… (recorded as sent) and the canary (recorded under its name).
-  const madeUp = (s: string | undefined) => s !== undefined && /sk-conformance-invalid-|\$CONFORMANCE_CANARY_KEY/.test(s);
-  const carried = gatewayExchanges().filter((x) => {
-    const h = x.requestHeaders ?? {};
-    const query = new URL(x.url).searchParams.get('key') ?? undefined;
-    return (
-      DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!) &&
-      [h.authorization, h['x-api-key'], h['x-vendorc-api-key'], h['sec-websocket-protocol'], query].some(madeUp)
-    );
-  });
+  const carried = gatewayExchanges().filter((x) => DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!) && credentialsOf(x).some(madeUp));
   if (carried.length === 0) return t.notApplicable('the run sent no made-up key');
   // A transient answer (429, 5xx) is retried as the retry rules say and tells nothing about the key.
   for (const x of carried.filter((e) => e.status !== 401 && e.status !== 429 && e.status! < 500))
