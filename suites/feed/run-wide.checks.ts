@@ -405,15 +405,19 @@ describe.sequential('every item the run saw', () => {
 });
 
 /**
- * Every items page of the run under one timestamp rule (by=timeline, the default, or by=published; a continuation,
- * search or category page, any mode or window): its items in the order of their time under that rule, one direction
- * on every page (ties and items without the rule's time are not placed). The order checks read each window's pages;
- * these read every other page the run's checks asked for.
+ * Every first items page of the run under by=timeline or by=published (a search or category page, any mode, window or
+ * limit): its items in the order of their time under that rule, one direction on every page (ties and items without
+ * the rule's time are not placed). The order checks read each window's pages, continuation pages included; these read
+ * every other first page the run's checks asked for.
  */
 function everyPageOrdered(t: CheckTools, by: 'timeline' | 'published'): void {
   const pages = runItems().items.reduce((m, { x, item }) => {
     const u = new URL(x.url);
-    if (operationPath('feed', x.url) !== '/api/v1/items' || (u.searchParams.get('by') ?? 'timeline') !== by) return m;
+    // The rule the request names, or for a page asked without `by` the rule its query echo (the engine's
+    // query.by, real-deployments.md) says was applied: which rule a default is, is feed-items-defaults' to judge. A
+    // continuation page follows its cursor's query (feed-items-cursor-bound judges the binding): not read here.
+    if (operationPath('feed', x.url) !== '/api/v1/items' || u.searchParams.has('cursor')) return m;
+    if ((u.searchParams.get('by') ?? field(parsed(x), 'query.by')) !== by) return m;
     return m.set(x, [...(m.get(x) ?? []), item]);
   }, new Map<Exchange, Record<string, unknown>[]>());
   if (pages.size === 0) return t.notApplicable(`the run read no items page under by=${by}`);
@@ -442,7 +446,7 @@ describe.sequential('every items page the run saw is in its order', () => {
     check(
       {
         id: `feed-every-items-page-ordered-${by}`,
-        title: `every items page the run read under by=${by} (continuation, search, category, each mode and window) lists its items in the order of their ${by === 'timeline' ? 'timeline time' : 'publication time'}, in one direction`,
+        title: `every first items page the run read under by=${by} (asked so, or so echoed; search, category, each mode and window) lists its items in the order of their ${by === 'timeline' ? 'timeline time' : 'publication time'}, in one direction`,
         requirements: [by === 'timeline' ? 'feed-items-by-timeline' : 'feed-items-by-published'],
       },
       async (t) => everyPageOrdered(t, by),
