@@ -4,12 +4,13 @@
  * fixtures/selftest-redundant.json with the checks each showed, every one of them shown by a variant that runs.
  *
  *   npm run selftest:all                      # every variant (SELFTEST_ALL=1): writes reports/selftest-findings.json
- *   npx tsx scripts/selftest-tiers.ts [FINDINGS]
+ *   npx tsx scripts/selftest-tiers.ts [FULL_FINDINGS [MORE_FINDINGS ...]]
  *
- * A variant over a writer (the living or busy references: what it shows depends on timing) costs three, one that
- * needs a run of its own two, any other one: a check shown only by timing-dependent variants is covered by two of
- * them where two exist, so one change falling outside its watch does not leave the check unseen. A variant that
- * declares facets always runs.
+ * The first file must come from a full self-test; more files (other runs, full or quick) are evidence of timing: a
+ * variant shows a check reliably only if it showed it in every run it took part in, and a variant over a writer (the
+ * living or busy references) never counts as reliable. A check that some variant shows reliably is covered once; a
+ * check that only timing shows is covered by every variant that showed it (up to three), so that one run missing it
+ * does not leave it unseen. A variant that declares facets always runs.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,12 +18,19 @@ import { fileURLToPath } from 'node:url';
 import { VARIANTS, type Variant } from '../fixtures/variants.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const findingsFile = path.resolve(process.argv[2] ?? path.join(ROOT, 'reports', 'selftest-findings.json'));
-const findings = JSON.parse(readFileSync(findingsFile, 'utf8')) as { variant: string; check: string }[];
+const files = process.argv.length > 2 ? process.argv.slice(2).map((f) => path.resolve(f)) : [path.join(ROOT, 'reports', 'selftest-findings.json')];
+const findingsFile = files[0]!;
+const read = (f: string) => {
+  const m = new Map<string, Set<string>>();
+  for (const x of JSON.parse(readFileSync(f, 'utf8')) as { variant: string; check: string }[]) m.set(x.variant, (m.get(x.variant) ?? new Set()).add(x.check));
+  return m;
+};
+const runs = files.map(read);
+const shows = runs[0]!;
+/** Whether the variant showed the check in every run it took part in. */
+const reliably = (variant: string, check: string) => runs.every((r) => !r.has(variant) || r.get(variant)!.has(check));
 
 const key = (v: Variant) => `${v.service} ${v.modifier.name}`;
-const shows = new Map<string, Set<string>>();
-for (const f of findings) shows.set(f.variant, (shows.get(f.variant) ?? new Set()).add(f.check));
 const missing = VARIANTS.filter((v) => !shows.has(key(v))).map(key);
 if (missing.length > 0) {
   console.error(`${findingsFile} is not from a full self-test (npm run selftest:all): no finding of\n  ${missing.join('\n  ')}`);
@@ -38,18 +46,21 @@ const cost = (v: Variant) => (timed(v) ? 3 : v.modifier.runsAlone || v.modifier.
 const redundant: Record<string, string[]> = {};
 for (const service of ['feed', 'gateway'] as const) {
   const candidates = VARIANTS.filter((v) => v.service === service);
-  // How many runs must show each check: two where only timing-dependent variants show it (and two do).
+  // How many runs must show each check: one where a variant shows it reliably, else every variant that showed it (three at most).
   const need = new Map<string, number>();
+  const once = new Set<string>();
+  const counts = (v: Variant, c: string) => !once.has(c) || (!timed(v) && reliably(key(v), c));
   for (const v of candidates) for (const c of shows.get(key(v))!) need.set(c, 0);
   for (const c of need.keys()) {
     const by = candidates.filter((v) => shows.get(key(v))!.has(c));
-    need.set(c, by.every(timed) ? Math.min(2, by.length) : 1);
+    if (by.some((v) => !timed(v) && reliably(key(v), c))) once.add(c);
+    need.set(c, once.has(c) ? 1 : Math.min(3, by.length));
   }
   // A variant declaring the facets it breaks always runs: it is the proof that each facet's check can fail.
   const chosen = new Set<Variant>();
   const choose = (v: Variant) => {
     chosen.add(v);
-    for (const c of shows.get(key(v))!) need.set(c, need.get(c)! - 1);
+    for (const c of shows.get(key(v))!) if (counts(v, c)) need.set(c, need.get(c)! - 1);
   };
   for (const v of candidates) if (v.modifier.facets?.length) choose(v);
   for (;;) {
@@ -57,7 +68,8 @@ for (const service of ['feed', 'gateway'] as const) {
     let bestScore = 0;
     for (const v of candidates) {
       if (chosen.has(v)) continue;
-      const gain = [...shows.get(key(v))!].filter((c) => need.get(c)! > 0).length;
+      // A check covered once counts only where this variant shows it reliably.
+      const gain = [...shows.get(key(v))!].filter((c) => need.get(c)! > 0 && counts(v, c)).length;
       // Ties go to the variant listed first (the hand-written faults come first in VARIANTS).
       if (gain / cost(v) > bestScore) [best, bestScore] = [v, gain / cost(v)];
     }
