@@ -344,6 +344,36 @@ export function effectiveTime(item: Record<string, unknown>, by: 'timeline' | 'p
   return published !== undefined && discovered - published > 72 * HOUR ? published : discovered;
 }
 
+/** Two neighbours of a page, their ids and times under a rule. */
+interface Placed {
+  id: string;
+  at: number;
+}
+/**
+ * The order of pages under a timestamp rule: each page's neighbours with different times under `by` (ties and items
+ * without that time are not placed) read as newest first or oldest first, in one direction over all the pages. The
+ * first pair against the direction the pages began with is returned with the page it is on and the page that set it.
+ */
+export function pagesOrder(
+  pages: FeedItem[][],
+  by: 'timeline' | 'published',
+): { pairs: number; direction?: string; broken?: { page: number; a: Placed; b: Placed; direction: string; firstPage: number } } {
+  let first: { direction: string; page: number } | undefined;
+  let pairs = 0;
+  for (const [page, items] of pages.entries()) {
+    const timed = items.map((i) => ({ id: idOf(i), at: effectiveTime(i, by) })).filter((x): x is Placed => x.at !== undefined);
+    for (let i = 1; i < timed.length; i++) {
+      const [a, b] = [timed[i - 1]!, timed[i]!];
+      if (a.at === b.at) continue;
+      pairs++;
+      const direction = a.at > b.at ? 'newest first' : 'oldest first';
+      first ??= { direction, page };
+      if (direction !== first.direction) return { pairs, direction: first.direction, broken: { page, a, b, direction, firstPage: first.page } };
+    }
+  }
+  return { pairs, direction: first?.direction };
+}
+
 export const WINDOW_MS: Record<string, number> = { '24h': 24 * HOUR, '7d': 7 * 24 * HOUR };
 
 // ---------------------------------------------------------------- items paging

@@ -12,6 +12,7 @@ import {
   listOf,
   WINDOW_MS,
   effectiveTime,
+  pagesOrder,
   expectProblem,
   feedGet,
   idOf,
@@ -176,23 +177,17 @@ checkGroup('the order under each timestamp rule', () => {
       async (t) => {
         const { pages } = await windowOf(c.window, c.by);
         t.cite(...pages.map((p) => p.res));
-        const directions = new Set<string>();
-        let pairs = 0;
-        for (const [n, p] of pages.entries()) {
-          const timed = p.items.map((i) => ({ id: idOf(i), at: effectiveTime(i, c.by) })).filter((x): x is { id: string; at: number } => x.at !== undefined);
-          for (let i = 1; i < timed.length; i++) {
-            const [a, b] = [timed[i - 1]!, timed[i]!];
-            if (a.at === b.at) continue;
-            pairs++;
-            directions.add(a.at > b.at ? 'newest first' : 'oldest first');
-            if (directions.size > 1)
-              return t.violation(
-                `page ${n + 1}: ${a.id} (${new Date(a.at).toISOString()}) then ${b.id} (${new Date(b.at).toISOString()}) goes against the order of the items before it: not ordered by the ${c.by} time`,
-              );
-          }
-        }
-        precondition(pairs > 0, `needs two listed items with different ${c.by} times in window=${c.window}`);
-        t.reading(`the order under by=${c.by}`, [...directions][0]!);
+        const order = pagesOrder(
+          pages.map((p) => p.items),
+          c.by,
+        );
+        const broken = order.broken;
+        if (broken)
+          return t.violation(
+            `page ${broken.page + 1}: ${broken.a.id} (${new Date(broken.a.at).toISOString()}) then ${broken.b.id} (${new Date(broken.b.at).toISOString()}) goes against the order of the items before it: not ordered by the ${c.by} time`,
+          );
+        precondition(order.pairs > 0, `needs two listed items with different ${c.by} times in window=${c.window}`);
+        t.reading(`the order under by=${c.by}`, order.direction!);
       },
     );
 });

@@ -7,7 +7,7 @@ import { describe } from 'vitest';
 import { AssertionViolation, check, expect, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
-import { effectiveTime, feedGet, firstCursor, idOf, inputJson, instant, once, profile, storyPath } from '../../src/feed.js';
+import { feedGet, firstCursor, inputJson, instant, once, pagesOrder, profile, storyPath } from '../../src/feed.js';
 import { sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -421,24 +421,16 @@ function everyPageOrdered(t: CheckTools, by: 'timeline' | 'published'): void {
     return m.set(x, [...(m.get(x) ?? []), item]);
   }, new Map<Exchange, Record<string, unknown>[]>());
   if (pages.size === 0) return t.notApplicable(`the run read no items page under by=${by}`);
-  let first: { direction: string; x: Exchange } | undefined;
-  let pairs = 0;
-  for (const [x, items] of pages) {
-    const timed = items.map((i) => ({ id: idOf(i), at: effectiveTime(i, by) })).filter((i): i is { id: string; at: number } => i.at !== undefined);
-    for (let i = 1; i < timed.length; i++) {
-      const [a, b] = [timed[i - 1]!, timed[i]!];
-      if (a.at === b.at) continue;
-      pairs++;
-      const direction = a.at > b.at ? 'newest first' : 'oldest first';
-      first ??= { direction, x };
-      if (direction !== first.direction)
-        return t.violation(
-          `${where(x)}: ${a.id} (${new Date(a.at).toISOString()}) then ${b.id} (${new Date(b.at).toISOString()}): ${direction}, where ${where(first.x)} listed its items ${first.direction}: not ordered by the ${by} time`,
-        );
-    }
+  const exchanges = [...pages.keys()];
+  const { pairs, direction, broken } = pagesOrder([...pages.values()], by);
+  if (broken) {
+    const { a, b } = broken;
+    return t.violation(
+      `${where(exchanges[broken.page]!)}: ${a.id} (${new Date(a.at).toISOString()}) then ${b.id} (${new Date(b.at).toISOString()}): ${broken.direction}, where ${where(exchanges[broken.firstPage]!)} listed its items ${direction}: not ordered by the ${by} time`,
+    );
   }
   t.observe('items pages read', `${pages.size} (${pairs} neighbours with different ${by} times)`);
-  if (first) t.reading(`the order under by=${by}`, first.direction);
+  if (direction) t.reading(`the order under by=${by}`, direction);
 }
 
 describe.sequential('every items page the run saw is in its order', () => {

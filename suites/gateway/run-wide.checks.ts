@@ -44,10 +44,8 @@ const asResponse = (x: Exchange): HttpResponse => ({
 /** The suite's made-up keys: sk-conformance-invalid-… (recorded as sent) and the canary (recorded under its name). */
 const madeUp = (s: string | undefined) => s !== undefined && /sk-conformance-invalid-|\$CONFORMANCE_CANARY_KEY/.test(s);
 /** The credentials a request carried, as recorded (configured keys under their variable's name), in any header or `key=`. */
-const credentialsOf = (x: Exchange): string[] => [
-  ...Object.values(x.requestHeaders ?? {}),
-  ...(new URL(x.url).searchParams.get('key') !== null ? [new URL(x.url).searchParams.get('key')!] : []),
-];
+const credentialsOf = (x: Exchange): string[] =>
+  [...Object.values(x.requestHeaders ?? {}), new URL(x.url).searchParams.get('key')].filter((c): c is string => c !== null);
 /** Configured keys and tokens that the gateway's own key rules refuse (their states), recorded under their names. */
 const REFUSED_KEY = /\$GATEWAY_(EXPIRED|DISABLED|IP_DENIED|ACCOUNT_DISABLED)_KEY\b|\$GATEWAY_MANAGEMENT_TOKEN\b|conformance-unknown-credential/;
 
