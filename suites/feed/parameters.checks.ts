@@ -52,7 +52,7 @@ function expectRejected(res: HttpResponse, value: unknown): void {
 
 /** The word (3 code points or more) the most titles of the operation's first page show, or undefined. */
 async function commonWord(path: string, listPath: string): Promise<string | undefined> {
-  const plain = await once(`plain:${path}`, () => feedGet(path));
+  const plain = await once(getKey(path), () => feedGet(path));
   if (plain.status !== 200) return undefined;
   const counts = new Map<string, number>();
   for (const e of listOf(listingJson(plain), listPath) as Record<string, unknown>[]) {
@@ -160,7 +160,7 @@ for (const o of OPERATIONS) {
       const get = async (value: string | number) => {
         // Control: the operation answers 200 without the parameter, so a refusal of everything is not read as a
         // verdict on the parameter's rule (whether it answers 200 is the anonymous-access check's requirement).
-        const plain = await once(`plain:${path}`, () => feedGet(path));
+        const plain = await once(getKey(path), () => feedGet(path));
         precondition(plain.status === 200, `GET ${path} answered ${plain.status} without parameters, not 200`, 'feed-anonymous-access');
         return feedGet(path, { query: { [p.name]: value } });
       };
@@ -286,7 +286,7 @@ checkGroup('listItems: category', () => {
       requirements: ['feed-items-category-free'],
     },
     async (t) => {
-      const plain = await once('plain:/api/v1/items', () => feedGet('/api/v1/items'));
+      const plain = await once(getKey('/api/v1/items'), () => feedGet('/api/v1/items'));
       precondition(plain.status === 200, `GET /api/v1/items answered ${plain.status} without parameters, not 200`, 'feed-anonymous-access');
       const refused: string[] = [];
       for (const v of listed) {
@@ -305,7 +305,7 @@ checkGroup('listItems: category', () => {
       requirements: ['feed-items-category-free'],
     },
     async (t) => {
-      const plain = await once('plain:/api/v1/items', () => feedGet('/api/v1/items'));
+      const plain = await once(getKey('/api/v1/items'), () => feedGet('/api/v1/items'));
       precondition(plain.status === 200, `GET /api/v1/items answered ${plain.status} without parameters, not 200`, 'feed-anonymous-access');
       const res = await feedGet('/api/v1/items', { query: { category: 'conformance-unlisted' } });
       t.observe('unlisted category', String(res.status));
