@@ -74,10 +74,15 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
 }
 
 const at = (s: Seen) => `${s.x.method} ${s.key} (${s.status}, sent ${new Date(s.sent).toISOString().slice(11, 23)})`;
-const canonical = (v: unknown): string =>
+/** A JSON value as a comparable string: object keys sorted at every depth, the keys `omit` names left out wherever they are. */
+export const canonical = (v: unknown, omit: readonly string[] = []): string =>
   JSON.stringify(v, (_k, x: unknown) =>
     typeof x === 'object' && x !== null && !Array.isArray(x)
-      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>)
+            .filter(([k]) => !omit.includes(k))
+            .sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
       : x,
   );
 

@@ -19,6 +19,7 @@ import {
 import { property } from '../../src/generate.js';
 import { parseCacheControl, staleForADay, weakMatch } from '../../src/caching.js';
 import { field } from '../../src/spec.js';
+import { canonical } from '../../src/between.js';
 
 const archive = () =>
   once('dailies-archive', async () => {
@@ -66,20 +67,7 @@ const dailyDate = (res: { body: string; url: string; status: number }) =>
   field(field(inputJson(res, `GET ${res.url}`), profile().daily.root!), profile().daily.date!);
 
 /** A report's content as a comparable string: keys sorted, its links left out. */
-function sameContent(v: unknown): string {
-  const norm = (x: unknown): unknown =>
-    Array.isArray(x)
-      ? x.map(norm)
-      : x !== null && typeof x === 'object'
-        ? Object.fromEntries(
-            Object.entries(x)
-              .filter(([k]) => k !== 'links')
-              .sort(([a], [b]) => (a < b ? -1 : 1))
-              .map(([k, y]) => [k, norm(y)]),
-          )
-        : x;
-  return JSON.stringify(norm(v));
-}
+const sameContent = (v: unknown): string => canonical(v, ['links']);
 
 /** The first top-level field in which two reports differ, for the message. */
 function firstDifference(a: unknown, b: unknown): string {
