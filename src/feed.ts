@@ -106,6 +106,28 @@ export function snapshotCursor(): Promise<{ cursor: string; evidence: HttpRespon
   });
 }
 
+/**
+ * The ids the changes feed lists as removed from the selected set after a sync cursor (its pages while hasMore, five
+ * at most), with the answers. On a live feed an item can leave the selection and come back while a client pages.
+ */
+export async function removedSince(cursor: string): Promise<{ ids: Set<string>; res: HttpResponse[] }> {
+  const p = profile().changes;
+  const ids = new Set<string>();
+  const res: HttpResponse[] = [];
+  let c = cursor;
+  for (let i = 0; i < 5; i++) {
+    const r = await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: c } });
+    res.push(r);
+    if (r.status !== 200) break;
+    const body = discoveryJson(r);
+    for (const ch of listOf(body, p.list!)) if (field(ch, 'op') === 'remove') ids.add(String(field(ch, p.removedId!)));
+    const next = field(body, p.nextCursor!);
+    if (field(body, p.hasMore!) !== true || typeof next !== 'string') break;
+    c = next;
+  }
+  return { ids, res };
+}
+
 export interface FeedOperation {
   operationId: string;
   /** A concrete request for it, built from values the target returned. */
