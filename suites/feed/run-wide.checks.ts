@@ -512,6 +512,10 @@ async function askMergedAgain(path: string, lastLocation: string | undefined, la
     [loc, from] = [next.header('location'), next.url];
   }
   if (chained && res[0]!.status === 308) res.push(await feedGet(new URL(res[0]!.url)));
+  // With the ETag of the story it leads to, as a client that cached the answer it was led to asks: still 308.
+  const led = res.at(-1)!;
+  const ledEtag = led.status === 200 && led.url !== res[0]!.url ? led.header('etag') : undefined;
+  if (ledEtag && ledEtag !== lastEtag) res.push(await feedGet(storyPath(id), { headers: { 'if-none-match': ledEtag } }));
   return res;
 }
 
