@@ -3,7 +3,7 @@
  * `by` rule, keyset paging, and cursor rejection.
  */
 import { randomBytes } from 'node:crypto';
-import { AssertionViolation, check, expect, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
+import { AssertionViolation, check, expect, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
 import { componentSchema, formatAjvErrors, validator } from '../../src/spec.js';
 import {
   CLOCK_TOLERANCE_MS,
@@ -249,6 +249,49 @@ checkGroup('the window holds every item whose time lies in it', () => {
 // of 20 over the first 100 items of a long one. The feed is live: items arrive (at the top, or back-filled further
 // down) and leave (deselected, or out of the window) while the walk goes on, so a listing taken after the walk tells
 // which differences are the feed moving and which are the walk's.
+/**
+ * Of the items a walk missed that the listing shows before and after it, those the changes after `sync` (a sync
+ * cursor from before the walk) do not list as removed: the others left the selection during the walk and came back.
+ */
+async function notReturned(t: CheckTools, sync: { cursor: string } | undefined, missed: string[]): Promise<string[]> {
+  if (!missed.length || !sync) return missed;
+  const removed = await removedSince(sync.cursor);
+  t.cite(...removed.res);
+  const back = missed.filter((id) => removed.ids.has(id));
+  if (back.length) t.observe('items that left the selection during the walk and came back (removed in the changes feed)', back.slice(0, 10).join(', '));
+  return missed.filter((id) => !removed.ids.has(id));
+}
+
+/**
+ * Pages of `size` from the first, following nextCursor until the walk has delivered every item of `reference` it
+ * can, or a page past them: items that arrived at the top meanwhile take the places of the last ones.
+ */
+async function walkListing(t: CheckTools, reference: string[], size: number): Promise<{ walked: string[]; pages: number; ended: boolean }> {
+  const inReference = new Set(reference);
+  const walked: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  let ended = false;
+  const covered = () => walked.filter((id) => inReference.has(id)).length;
+  while (covered() < reference.length && walked.length < reference.length + size && pages < 100) {
+    // Following nextCursor is this check's rule: a continuation page that is not served fails it.
+    const p: ItemsPage = await page(cursor ? { limit: size, cursor } : { limit: size }).catch((e: unknown) => {
+      if (cursor && e instanceof PreconditionFailed)
+        throw new AssertionViolation(`following nextCursor: ${e.message.replace(/^setup error \(precondition\): /, '')}`);
+      throw e;
+    });
+    t.cite(p.res);
+    pages++;
+    walked.push(...p.items.map((i) => idOf(i)));
+    if (!p.hasMore || !p.next) {
+      ended = true;
+      break;
+    }
+    cursor = p.next;
+  }
+  return { walked, pages, ended };
+}
+
 checkGroup('keyset paging', () => {
   check(
     {
@@ -257,8 +300,7 @@ checkGroup('keyset paging', () => {
       requirements: ['feed-items-paging'],
     },
     async (t) => {
-      // A sync cursor from before the walk: an item the walk missed that the changes after it list as removed left
-      // the selection during the walk and came back (a live feed may), not lost by the paging.
+      // A sync cursor from before the walk (notReturned).
       const sync = await snapshotCursor().catch(() => undefined);
       const large = await page({ limit: 100 });
       t.cite(large.res);
@@ -266,29 +308,7 @@ checkGroup('keyset paging', () => {
       precondition(reference.length > 1, 'needs at least 2 selected items in the 7d window (the default listing)');
       const inReference = new Set(reference);
       const size = large.hasMore ? 20 : Math.max(1, Math.ceil(reference.length / 5));
-      const walked: string[] = [];
-      let cursor: string | null = null;
-      let pages = 0;
-      let ended = false;
-      // Until the walk has delivered every item of the reference it can, or a page past them: items that arrived at
-      // the top meanwhile take the places of the last ones.
-      const covered = () => walked.filter((id) => inReference.has(id)).length;
-      while (covered() < reference.length && walked.length < reference.length + size && pages < 100) {
-        // Following nextCursor is this check's rule: a continuation page that is not served fails it.
-        const p: ItemsPage = await page(cursor ? { limit: size, cursor } : { limit: size }).catch((e: unknown) => {
-          if (cursor && e instanceof PreconditionFailed)
-            throw new AssertionViolation(`following nextCursor: ${e.message.replace(/^setup error \(precondition\): /, '')}`);
-          throw e;
-        });
-        t.cite(p.res);
-        pages++;
-        walked.push(...p.items.map((i) => idOf(i)));
-        if (!p.hasMore || !p.next) {
-          ended = true;
-          break;
-        }
-        cursor = p.next;
-      }
+      const { walked, pages, ended } = await walkListing(t, reference, size);
       const after = await page({ limit: 100 });
       t.cite(after.res);
       const listedAfter = new Set(after.items.map((i) => idOf(i)));
@@ -307,15 +327,12 @@ checkGroup('keyset paging', () => {
       const due = ended && !large.hasMore ? reference : reference.slice(0, lastCovered + 1);
       const missing = due.filter((id) => !walkedSet.has(id));
       const left = missing.filter((id) => !listedAfter.has(id));
-      let lost = missing.filter((id) => listedAfter.has(id));
       if (left.length) t.observe('items that left the listing during the walk', left.slice(0, 10).join(', '));
-      if (lost.length && sync) {
-        const removed = await removedSince(sync.cursor);
-        t.cite(...removed.res);
-        const back = lost.filter((id) => removed.ids.has(id));
-        if (back.length) t.observe('items that left the selection during the walk and came back (removed in the changes feed)', back.slice(0, 10).join(', '));
-        lost = lost.filter((id) => !removed.ids.has(id));
-      }
+      const lost = await notReturned(
+        t,
+        sync,
+        missing.filter((id) => listedAfter.has(id)),
+      );
       if (lost.length) {
         const how = ended && !large.hasMore && walked.length < reference.length ? `hasMore turned false after ${walked.length} items: ` : '';
         t.violation(`${how}the walk never delivered ${lost.length} item(s) the listing still shows: ${lost.slice(0, 10).join(', ')}`);
