@@ -352,6 +352,15 @@ export function locationSurvives(seen: Seen[]): Judged {
   return { judged, bad };
 }
 
+/** Every 308 of a story carries a Location, conditional requests' included (feed-story-merged-308). */
+export function redirectsLocated(seen: Seen[]): Judged {
+  const redirects = seen.filter((s) => s.path.startsWith(STORY) && s.status === 308 && !s.cached);
+  const bad = redirects
+    .filter((s) => !s.x.responseHeaders?.['location'])
+    .map((s) => `${at(s)} has no Location${s.x.requestHeaders['if-none-match'] ? ' (If-None-Match sent)' : ''}`);
+  return { judged: redirects.length, bad };
+}
+
 const DAILIES = '/api/v1/dailies';
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -429,6 +438,27 @@ export function dailyHeadNeverOlder(seen: Seen[], p: { root: string; date: strin
     if (!newest) continue;
     judged++;
     if (h.head < newest.head) bad.push(`${at(h.s)} has ${h.head} as its newest report, after ${at(newest.s)} had shown ${newest.head} published`);
+  }
+  return { judged, bad };
+}
+
+/**
+ * Every archive answer of the run holds at most its `limit` dates (`byDefault` without one), and, since past reports stay, at
+ * least as many as an earlier answer listed, up to that limit (feed-dailies-limit-range).
+ */
+export function archiveSizes(seen: Seen[], list: string, byDefault: number): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  let most: { n: number; s: Seen } | undefined;
+  for (const s of seen.filter((e) => e.path === DAILIES && e.status === 200 && e.body !== undefined && !e.cached)) {
+    const entries = field(s.body, list);
+    if (!Array.isArray(entries)) continue;
+    const limit = Number(new URL(s.x.url).searchParams.get('limit') ?? byDefault);
+    judged++;
+    if (entries.length > limit) bad.push(`${at(s)} lists ${entries.length} dates for limit ${limit}`);
+    else if (most && entries.length < Math.min(limit, most.n))
+      bad.push(`${at(s)} lists ${entries.length} dates for limit ${limit}, after ${at(most.s)} had listed ${most.n}`);
+    if (!most || entries.length > most.n) most = { n: entries.length, s };
   }
   return { judged, bad };
 }

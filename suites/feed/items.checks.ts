@@ -257,6 +257,11 @@ async function notReturned(t: CheckTools, sync: { cursor: string } | undefined, 
   if (!missed.length || !sync) return missed;
   const removed = await removedSince(sync.cursor);
   t.cite(...removed.res);
+  const last = removed.res.at(-1)!;
+  precondition(
+    last.status === 200,
+    `the walk missed ${missed.join(', ')}; whether they left the selection meanwhile is not known: the changes feed answered ${last.status}`,
+  );
   const back = missed.filter((id) => removed.ids.has(id));
   if (back.length) t.observe('items that left the selection during the walk and came back (removed in the changes feed)', back.slice(0, 10).join(', '));
   return missed.filter((id) => !removed.ids.has(id));

@@ -307,6 +307,12 @@ async function applyChanges(mirror: Map<string, string>, cursor: string): Promis
   for (let i = 0; i < 10; i++) {
     const r = await feedGet(CHANGES, { query: { [p.cursorParam!]: c } });
     res.push(r);
+    // The cursor came from the service seconds ago (a snapshot's, or the changes' own): the procedure takes the
+    // snapshot once and the changes continuously, so a refusal (a client error) breaks it; a 429 or 5xx does not.
+    if (r.status >= 400 && r.status < 500 && r.status !== 429)
+      fail(
+        `GET ${CHANGES} with the sync cursor ${i === 0 ? 'the service had just issued' : 'its page before gave'} answered ${r.status}: the mirror cannot go on without a new snapshot`,
+      );
     precondition(r.status === 200, `GET ${CHANGES} with a sync cursor answered ${r.status}`);
     const body = json(r);
     for (const ch of listOf(body, p.list!)) {

@@ -9,10 +9,11 @@ import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
 import { feedGet, firstCursor, inputJson, instant, once, pagesOrder, profile, storyPath } from '../../src/feed.js';
 import { sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
-import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
+import { componentSchema, field, formatAjvErrors, loadOpenApi, parameter, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 import {
   changeEntries,
+  archiveSizes,
   dailyHeadNeverOlder,
   dailySame,
   bodiesMatch,
@@ -21,6 +22,7 @@ import {
   hotTopicsSMaxAge,
   hotTopicsTen,
   locationSurvives,
+  redirectsLocated,
   lostByWalk,
   mergedStaysMerged,
   longestUnchanged,
@@ -781,6 +783,18 @@ describe.sequential('between two exchanges of the run: stories and daily reports
 
   check(
     {
+      id: 'feed-run-308-has-location',
+      title: 'every 308 of a story in the run, to a conditional request too, carries Location',
+      requirements: ['feed-story-merged-308'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, redirectsLocated(runSeen()), 'no story of the run answered 308', '308s had no Location');
+    },
+  );
+
+  check(
+    {
       id: 'feed-run-308-location-survives',
       title: "a 308's Location never points at a story the run had already seen merged: it points at the surviving story",
       requirements: ['feed-story-merged-308'],
@@ -811,6 +825,20 @@ describe.sequential('between two exchanges of the run: stories and daily reports
     async (t) => {
       t.cite(...(await lateLook()).res);
       judge(t, dailySame(runSeen(), dailyPaths()), 'the run read no daily report twice', 'daily reports changed between two answers');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-archive-holds-its-limit',
+      title: 'every archive answer of the run lists at most its limit of dates, and no fewer than an earlier answer listed, up to it',
+      requirements: ['feed-dailies-limit-range'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      const byDefault = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { default?: number } | undefined)?.default;
+      precondition(typeof byDefault === 'number', 'specs/feed/openapi.json gives listDailies no default limit');
+      judge(t, archiveSizes(runSeen(), profile().dailies.list!, byDefault), 'the run read no archive', 'archive answers held another number of dates');
     },
   );
 

@@ -262,7 +262,7 @@ const droppable = (i: unknown) => ['summary', 'links.original'].filter((f) => fi
 /**
  * A walk begun with fields=`locked` continued with the other value: the continuation page keeps the locked value
  * (or refuses the conflicting one with 400). Seen by what minimal drops: absent on every item of a minimal walk,
- * present on every item of a default walk.
+ * present on every item of a default walk. A first page of the other value is requested in between.
  */
 async function fieldsLocked(t: CheckTools, locked: 'minimal' | 'default'): Promise<void> {
   const other = locked === 'minimal' ? 'default' : 'minimal';
@@ -277,8 +277,10 @@ async function fieldsLocked(t: CheckTools, locked: 'minimal' | 'default'): Promi
     listOf(body, profile().snapshot.list!).every(keeps),
     `the fields=${locked} first page does not show the value in its items (feed-snapshot-fields-minimal reports it), so a lock cannot be seen`,
   );
+  // Another walk begun with the other value in between (another client's): the lock is this walk's page cursor's.
+  const between = await feedGet(SNAPSHOT, { query: { fields: other, limit: 1 } });
   const cont = await feedGet(SNAPSHOT, { query: { fields: other, page: body.nextPage as string } });
-  t.cite(first, cont);
+  t.cite(first, between, cont);
   if (cont.status === 400) {
     // Rejecting the conflicting value is a way to keep the lock (the problem format is other checks' business).
     t.observe('another fields value on a continuation page', 'rejected (400)');
