@@ -783,18 +783,6 @@ describe.sequential('between two exchanges of the run: stories and daily reports
 
   check(
     {
-      id: 'feed-run-308-has-location',
-      title: 'every 308 of a story in the run, to a conditional request too, carries Location',
-      requirements: ['feed-story-merged-308'],
-    },
-    async (t) => {
-      t.cite(...(await lateLook()).res);
-      judge(t, redirectsLocated(runSeen()), 'no story of the run answered 308', '308s had no Location');
-    },
-  );
-
-  check(
-    {
       id: 'feed-run-308-location-survives',
       title: "a 308's Location never points at a story the run had already seen merged: it points at the surviving story",
       requirements: ['feed-story-merged-308'],
@@ -825,20 +813,6 @@ describe.sequential('between two exchanges of the run: stories and daily reports
     async (t) => {
       t.cite(...(await lateLook()).res);
       judge(t, dailySame(runSeen(), dailyPaths()), 'the run read no daily report twice', 'daily reports changed between two answers');
-    },
-  );
-
-  check(
-    {
-      id: 'feed-run-archive-holds-its-limit',
-      title: 'every archive answer of the run lists at most its limit of dates, and no fewer than an earlier answer listed, up to it',
-      requirements: ['feed-dailies-limit-range'],
-    },
-    async (t) => {
-      t.cite(...(await lateLook()).res);
-      const byDefault = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { default?: number } | undefined)?.default;
-      precondition(typeof byDefault === 'number', 'specs/feed/openapi.json gives listDailies no default limit');
-      judge(t, archiveSizes(runSeen(), profile().dailies.list!, byDefault), 'the run read no archive', 'archive answers held another number of dates');
     },
   );
 
@@ -1027,4 +1001,32 @@ describe.sequential('every 200 body the run saw, against its schema', () => {
       if (r.cut) t.observe("200 bodies not judged (cut at the recorder's size bound, or not read whole)", String(r.cut));
       judge(t, r, rule.none, 'values broke the schema');
     });
+});
+
+describe.sequential('every 308 and every archive answer of the run', () => {
+  check(
+    {
+      id: 'feed-run-308-has-location',
+      title: 'every 308 of a story in the run, to a conditional request too, carries Location',
+      requirements: ['feed-story-merged-308'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(t, redirectsLocated(runSeen()), 'no story of the run answered 308', '308s had no Location');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-archive-holds-its-limit',
+      title: 'every archive answer of the run lists at most its limit of dates, and no fewer than an earlier answer listed, up to it',
+      requirements: ['feed-dailies-limit-range'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      const byDefault = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { default?: number } | undefined)?.default;
+      precondition(typeof byDefault === 'number', 'specs/feed/openapi.json gives listDailies no default limit');
+      judge(t, archiveSizes(runSeen(), profile().dailies.list!, byDefault), 'the run read no archive', 'archive answers held another number of dates');
+    },
+  );
 });
