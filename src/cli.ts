@@ -244,7 +244,8 @@ async function probeTargets(run: Run): Promise<number | undefined> {
     const count = () => run.probes++;
     count();
     const problem = await reachable(url, config.timeoutMs);
-    const wrong = problem ? undefined : await notTheService(s, url, config.timeoutMs, config.maxBodyBytes, count);
+    const key = s === 'gateway' ? run.env.GATEWAY_API_KEY : undefined;
+    const wrong = problem ? undefined : await notTheService(s, url, config.timeoutMs, config.maxBodyBytes, count, key);
     // The wrong scheme for its port explains either (http:// to a TLS port may answer an HTML 400, as nginx does).
     const scheme = problem || wrong ? await schemeMismatch(s, url, problem ?? wrong!, config.timeoutMs, count) : undefined;
     return { problem: scheme ? undefined : problem, wrong: scheme ?? wrong };

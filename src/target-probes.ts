@@ -47,14 +47,22 @@ export async function reachable(url: string, timeoutMs: number): Promise<string 
  * service (a missing or extra path prefix), which is a configuration error, not 90 requirement failures. No answer
  * in time, or any other status, is left to the checks to judge.
  */
-export async function notTheService(service: Service, url: string, timeoutMs: number, maxBodyBytes: number, count: () => void): Promise<string | undefined> {
+export async function notTheService(
+  service: Service,
+  url: string,
+  timeoutMs: number,
+  maxBodyBytes: number,
+  count: () => void,
+  /** The gateway's key, when one is configured: a listing refused to no key is asked once more with it. */
+  key?: string,
+): Promise<string | undefined> {
   const probe = service === 'feed' ? '/api/v1/items' : '/v1/models';
   const agent = agentOf(timeoutMs);
   firstAnswers.delete(url);
   try {
-    const get = async (p: string) => {
+    const get = async (p: string, headers?: Record<string, string>) => {
       count();
-      const res = await request(`${url}${p}`, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await request(`${url}${p}`, { method: 'GET', headers, dispatcher: agent, signal: AbortSignal.timeout(timeoutMs) });
       res.body.on('error', () => undefined);
       const type = String(res.headers['content-type'] ?? '');
       const body = service === 'feed' && p === probe && res.statusCode === 200 && /json/i.test(type) ? await bounded(res, maxBodyBytes) : undefined;
@@ -71,6 +79,11 @@ export async function notTheService(service: Service, url: string, timeoutMs: nu
     if (service === 'feed' && res.status !== 404) {
       const second = await get('/api/v1/hot-topics');
       if (second.status !== 404 && !html(second.type)) return undefined;
+    }
+    // A gateway refusing the keyless listing with an HTML page (a defect the error checks report) lists with the key.
+    if (service === 'gateway' && key && res.status === 401) {
+      const keyed = await get(probe, { authorization: `Bearer ${key}` });
+      if (keyed.status !== 404 && !html(keyed.type)) return undefined;
     }
     const what = service === 'feed' ? 'a content feed' : 'a model gateway';
     return `this does not look like ${what}: GET ${url}${probe} answered ${res.status}${type ? ` ${type.split(';')[0]}` : ''}; check ${URL_SETTING[service]}${prefixHint(service, url)}`;
