@@ -599,3 +599,30 @@ export function snapshotNextPageMoves(seen: Seen[], pageParam = 'page'): Judged 
     .map((s) => `${at(s)}: nextPage is the page cursor it was asked with`);
   return { judged: continued.length, bad };
 }
+
+/**
+ * Every continuation page of a snapshot walk of the run carries the sync cursor its walk's first page gave (a page is
+ * of the walk whose earlier page handed out its page token as nextPage) (feed-snapshot-cursor-stable).
+ */
+export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
+  const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
+  type Walk = { cursor: string; first: Seen };
+  /** The walks that handed out each nextPage token (two walks of one query may hand out the same token). */
+  const walksOf = new Map<string, Walk[]>();
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of of) {
+    const token = new URL(s.x.url).searchParams.get(pageParam);
+    const cursor = JSON.stringify(field(s.body, 'cursor'));
+    let walks: Walk[] = token === null ? [{ cursor, first: s }] : (walksOf.get(token) ?? []);
+    if (token !== null && walks.length) {
+      judged++;
+      const same = walks.filter((w) => w.cursor === cursor);
+      if (!same.length) bad.push(`${at(s)} gives cursor ${cursor}, where its walk's first page ${at(walks[0]!.first)} gave ${walks[0]!.cursor}`);
+      else walks = same;
+    }
+    const next = field(s.body, 'nextPage');
+    if (walks.length && typeof next === 'string') walksOf.set(next, [...(walksOf.get(next) ?? []), ...walks]);
+  }
+  return { judged, bad };
+}

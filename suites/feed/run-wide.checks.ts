@@ -33,6 +33,7 @@ import {
   sameEtagSameContent,
   seenOf,
   snapshotNextPageMoves,
+  snapshotWalkCursors,
   rowsInWindow,
   movedLocations,
   type BodyValue,
@@ -989,6 +990,17 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
     },
     async (t) => {
       judge(t, snapshotNextPageMoves(runSeen()), 'the run asked for no snapshot continuation page read whole', 'continuation pages pointed back at themselves');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-snapshot-cursor-per-walk',
+      title: 'every snapshot continuation page of the run (fields=minimal walks too) carries the cursor its walk began with',
+      requirements: ['feed-snapshot-cursor-stable'],
+    },
+    async (t) => {
+      judge(t, snapshotWalkCursors(runSeen()), 'the run followed no snapshot nextPage it had read whole', 'continuation pages gave another cursor');
     },
   );
 });
