@@ -23,7 +23,8 @@ function integerBounds(s: JsonSchema): { min: number; max: number } {
  */
 export function boundaries(s: JsonSchema, kind: 'valid' | 'invalid'): string[] | number[] {
   if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
-    return kind === 'valid' ? [s.minimum, s.maximum] : [String(s.minimum - 1), String(s.maximum + 1)];
+    // An empty value is no integer either (`limit=`).
+    return kind === 'valid' ? [s.minimum, s.maximum] : [String(s.minimum - 1), String(s.maximum + 1), ''];
   }
   if (s.minLength !== undefined && s.maxLength !== undefined) return stringBoundaries(s.minLength, s.maxLength, !!s['x-trim'], kind);
   return [];

@@ -270,13 +270,15 @@ checkGroup('past reports may be cached', () => {
 const ENDS = 6;
 
 /** Control of the refusals by date: a date the archive names is served, so a refusal is about the date, not about access. */
-async function archiveControl(t: CheckTools): Promise<void> {
+/** The control request: the archive's newest date served; gives that date. */
+async function archiveControl(t: CheckTools): Promise<string> {
   const { res, dates } = await archive();
   const days = calendarDates(dates);
   precondition(days.length > 0, 'needs at least one YYYY-MM-DD date in the archive (the control request)');
   const control = await once(`daily:${days[0]}`, () => feedGet(`/api/v1/dailies/${days[0]}`));
   t.cite(res, control);
   needsAccess(control, `GET /api/v1/dailies/${days[0]}`);
+  return days[0]!;
 }
 
 checkGroup('a date without a report', () => {
@@ -300,7 +302,7 @@ checkGroup('daily dates the endpoint rejects', () => {
   check(
     { id: 'feed-dailies-date-malformed', title: 'a malformed or impossible date is rejected with 400', requirements: ['feed-dailies-date-invalid'] },
     async (t) => {
-      await archiveControl(t);
+      const served = await archiveControl(t);
       const malformed = fc.oneof(
         fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '2026-04-31', '20260101', '2026-1-5', 'yesterday', '2026-01-01T00:00'),
         fc
@@ -310,7 +312,13 @@ checkGroup('daily dates the endpoint rejects', () => {
           .tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 32, max: 99 }))
           .map(([y, m, d]) => `${y}-${String(m).padStart(2, '0')}-${d}`),
       );
-      await property(malformed, async (d) => void expectProblem(await feedGet(`/api/v1/dailies/${encodeURIComponent(d)}`), 400), { runs: 12 });
+      // A date the archive serves, written in another form (basic, with a time, unpadded), is malformed all the same.
+      const [y, m, d] = served.split('-');
+      const forms = [`${y}${m}${d}`, `${served}T08:00:00+08:00`, `${y}-${Number(m)}-${Number(d)}`, '2026-02-30'];
+      await property(malformed, async (v) => void expectProblem(await feedGet(`/api/v1/dailies/${encodeURIComponent(v)}`), 400), {
+        runs: 12,
+        examples: [...new Set(forms)].filter((f) => f !== served),
+      });
     },
   );
 });

@@ -448,13 +448,13 @@ checkGroup('cursor rejection', () => {
       // The run's first cursor is taken here, first, while the run is young (with concurrent checks a request made
       // later in a check waits behind the others' queue): feed-items-cursor-still-valid reuses it at the end.
       const early = await firstCursor().catch(() => undefined);
-      // A cursor of an explicit by=timeline, window=7d query, sent with another by, window or category (a documented
-      // value): the queries differ whatever the defaults, and the cursor is bound to every parameter of its query.
+      // A cursor of an explicit by=timeline, window=7d query, sent with another by, window, category, mode or q (a
+      // documented value): the queries differ whatever the defaults, and the cursor is bound to every parameter of its query.
       const issued = { limit: 5, by: 'timeline', window: '7d' };
       const p = await page(issued);
       t.cite(p.res, ...(early ? [early.res] : []));
       precondition(p.next, 'needs more than 5 selected items in the 7d window (a cursor to send with another query)');
-      for (const other of [{ by: 'published' }, { window: '24h' }, { category: 'review' }] as Record<string, string>[]) {
+      for (const other of [{ by: 'published' }, { window: '24h' }, { category: 'review' }, { mode: 'all' }, { q: 'conformance' }] as Record<string, string>[]) {
         // Control: the other query is served without a cursor, so a refusal below is about the cursor.
         await page({ ...issued, ...other });
         expectInvalidCursor(await feedGet('/api/v1/items', { query: { ...issued, ...other, cursor: p.next } }));

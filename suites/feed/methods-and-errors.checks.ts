@@ -86,7 +86,12 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
 // "Every operation is open to any caller": a caller that sends a credential of its own (a key it uses elsewhere, a
 // proxy's Authorization) is a caller too. "There is no push channel: no SSE": a client asking for an event stream
 // gets no event stream. One request each per operation, beside its plain probe.
-const CREDENTIAL_HEADERS = { authorization: 'Bearer conformance-unknown-credential', 'x-api-key': 'conformance-unknown-credential' };
+const CREDENTIAL_HEADERS = {
+  authorization: 'Bearer conformance-unknown-credential',
+  'x-api-key': 'conformance-unknown-credential',
+  // A browser's caller: a page of another site.
+  origin: 'https://conformance.invalid',
+};
 checkGroup('a caller with a credential, a client asking for a stream', () => {
   // Not the changes feed: its one URL (the snapshot's cursor) is fetched by the most checks already, up to the suite's own per-URL bound.
   for (const op of FEED_OPERATIONS.filter((o) => o.operationId !== 'selectedChanges')) {
@@ -94,7 +99,7 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
     check(
       {
         id: `feed-anonymous-with-credential-${kebab(name)}`,
-        title: `${name} answers a request that carries an Authorization and an X-Api-Key header as it answers one without`,
+        title: `${name} answers a request that carries Authorization, X-Api-Key and Origin headers as it answers one without`,
         requirements: ['feed-anonymous-access'],
       },
       async (t) => {
@@ -141,6 +146,34 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
       },
     );
   }
+});
+
+// A push channel at a path of its own (an SSE endpoint, a webhook registration) is a push channel all the same: the
+// names such services use, each asked once. Any answer but a 2xx is no channel (404, 405, a problem of any kind).
+const PUSH_PATHS: { method: string; path: string }[] = [
+  { method: 'GET', path: '/api/v1/stream' },
+  { method: 'GET', path: '/api/v1/events' },
+  { method: 'POST', path: '/api/v1/webhooks' },
+];
+checkGroup('no push endpoint', () => {
+  check(
+    {
+      id: 'feed-no-push-endpoint',
+      title: `no push endpoint: ${PUSH_PATHS.map((p) => `${p.method} ${p.path}`).join(', ')} are not served`,
+      requirements: ['feed-no-push-channel'],
+    },
+    async (t) => {
+      for (const { method, path } of PUSH_PATHS) {
+        const post =
+          method === 'POST' ? { body: JSON.stringify({ url: 'https://conformance.invalid/hook' }), headers: { 'content-type': 'application/json' } } : {};
+        const res = await feedGet(path, { method, ...post, ...(method === 'GET' ? { headers: { accept: STREAM_ACCEPT } } : {}) });
+        t.cite(res);
+        t.observe(`${method} ${path}`, String(res.status));
+        if (res.status >= 200 && res.status < 300)
+          t.violation(`${method} ${path} answered ${res.status} (${res.header('content-type') ?? 'no content type'}): a push channel`);
+      }
+    },
+  );
 });
 
 checkGroup('problem responses', () => {

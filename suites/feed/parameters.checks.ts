@@ -310,6 +310,12 @@ checkGroup('listItems: category', () => {
       const res = await feedGet('/api/v1/items', { query: { category: 'conformance-unlisted' } });
       t.observe('unlisted category', String(res.status));
       expect(res.status, 'an unlisted category').toBe(200);
+      // A free string: with a space, and in another script, too.
+      for (const v of ['conformance unlisted', 'conformance-未列出']) {
+        const other = await feedGet('/api/v1/items', { query: { category: v } });
+        t.cite(other);
+        expect(other.status, `an unlisted category ${JSON.stringify(v)}`).toBe(200);
+      }
       // Free whatever the other parameters are: with each enumerated parameter at its other value (mode=all, ...).
       const items = operation(doc, 'listItems');
       const rules = (items.op.parameters ?? []) as (ParameterObject & { 'x-requirement'?: string })[];

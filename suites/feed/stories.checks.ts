@@ -195,8 +195,12 @@ checkGroup('story ids the endpoint does not serve', () => {
   check({ id: 'feed-story-unknown-404', title: 'an unknown story id answers 404', requirements: ['feed-story-not-found'] }, async () => {
     // Control: a story the feed names answers 200, so a refusal of every story is not read as "not found".
     await liveStoryBody();
-    const res = await feedGet(storyPath(`conformance-unknown-${randomBytes(8).toString('hex')}`));
+    const path = storyPath(`conformance-unknown-${randomBytes(8).toString('hex')}`);
+    const res = await feedGet(path);
     expect(res.status, 'an unknown story id').toBe(404);
+    // HEAD too ("HEAD works"): the same status without the body.
+    const head = await feedGet(path, { method: 'HEAD' });
+    expect(head.status, 'HEAD of an unknown story id').toBe(404);
   });
 });
 
@@ -242,6 +246,9 @@ checkGroup('merged stories', () => {
         t.violation(
           `GET ${storyPath(merged.id)} with If-None-Match (a client revalidating the story it had) answered ${revalidated.status}, not the 308 of the merged story`,
         );
+      const head = await feedGet(storyPath(merged.id), { method: 'HEAD', continuation: true });
+      t.cite(head);
+      if (![308, 429, 503].includes(head.status)) t.violation(`HEAD ${storyPath(merged.id)} answered ${head.status}, not the 308 of the merged story`);
       t.observe('Location form', locationForm(location!));
       // RFC 9110 §10.2.2: a relative reference is resolved against the request's URL (its path prefix, if the feed
       // is served under one, included), and the client requests the URL it resolves to, as it is.
