@@ -100,21 +100,23 @@ describe.sequential('vendor A official client (openai)', () => {
   check(
     {
       id: 'gw-sdk-openai-stream',
-      title: "openai: a streamed chat completion (stream: true) yields the chunks of its deltas through the client's own stream parser",
+      title: "openai: a streamed chat completion yields the chunks of its deltas and a complete completion through the client's own stream helper",
       requirements: ['gw-sdk-vendor-a'],
     },
     async (t) => {
       const client = await openai(await requireValidKey(t));
       const model = await chosenModel();
-      const chunks = await sdkCall('chat.completions.create({ stream: true })', async () => {
+      const chunks = await sdkCall('chat.completions.stream()', async () => {
         // Without max_tokens: "optional on the vendor A protocol", streamed or not (the prompt keeps the reply short).
-        const stream = await client.chat.completions.create({
+        // The client's stream helper: its parser yields the chunks, its accumulation builds the completion they make,
+        // and throws where the stream ended before a choice had its finish_reason (a stream cut short) or a role.
+        const stream = client.chat.completions.stream({
           model,
           messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
-          stream: true,
         });
         const seen: OpenAIClient.Chat.Completions.ChatCompletionChunk[] = [];
         for await (const chunk of stream) seen.push(chunk);
+        await stream.finalChatCompletion();
         return seen;
       });
       t.observe('chunks', `${chunks.length}, text ${JSON.stringify(chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join(''))}`);
