@@ -38,6 +38,7 @@ import {
   verifyApiKey,
 } from '../../src/gateway.js';
 import type { HttpResponse } from '../../src/http.js';
+import { kebab } from '../../src/spec.js';
 
 const operations = (await gatewayOperations()).filter((o) => !o.websocket);
 const REFUSED = [401, 403];
@@ -192,6 +193,40 @@ checkGroup('each key form is accepted where the table lists it', () => {
         },
       );
     }
+  }
+});
+
+// "The key forms are equivalent; one is enough": a client that sends the key in two of a path's forms at once (a
+// proxy adding a header, an SDK and a wrapper each placing it) is answered as with one. Bearer and the path's next
+// form, the valid key in both; the valid key's answer in Bearer alone is the control.
+checkGroup('the key in two forms at once', () => {
+  for (const op of operations.filter((o) => o.forms.length > 1)) {
+    const other = op.forms.find((f) => f !== 'bearer')!;
+    check(
+      {
+        id: `gw-two-forms-${kebab(op.operationId)}`,
+        title: `${op.method} ${op.display} takes the key sent in Authorization: Bearer and in ${FORM_LABEL[other]} at once`,
+        requirements: ['gw-auth-forms-equivalent'],
+      },
+      async (t) => {
+        const key = await requireValidKey(t);
+        const control = await bearerControl(op, key);
+        t.cite(control);
+        precondition(
+          judge(control, op).kind === 'accepted',
+          `${op.method} ${op.display} answered ${judge(control, op).what} with the key in Authorization: Bearer`,
+        );
+        const both = placeKey(other, key);
+        const res = await unknownModelRequest(op, { headers: { authorization: `Bearer ${key}`, ...both.headers }, query: both.query });
+        t.cite(res);
+        const j = judge(res, op);
+        t.observe('answer with the key in both', j.what);
+        if (j.kind !== 'accepted')
+          t.violation(
+            `${op.method} ${op.display} with the key in Authorization: Bearer and ${FORM_LABEL[other]} answered ${j.what}, where Bearer alone is taken`,
+          );
+      },
+    );
   }
 });
 

@@ -227,7 +227,7 @@ checkGroup('a path that does not exist', () => {
   check(
     {
       id: 'gw-unknown-path-404',
-      title: 'a path that does not exist answers 404, to GET (the listing method) and to POST (the generation method)',
+      title: 'a path that does not exist answers 404, to GET (the listing method) and to POST (the generation method), under /v1 and /v1beta',
       requirements: ['gw-unknown-path-404'],
     },
     async (t) => {
@@ -240,6 +240,11 @@ checkGroup('a path that does not exist', () => {
       const posted = await gatewaySend(path, { method: 'POST', headers: bearer(key), body: { model: await chosenModel() } });
       t.cite(posted);
       expect(posted.status, `POST ${path}`).toBe(404);
+      // Under the vendor C family too (a front end's fallback route must not answer there).
+      const beta = '/v1beta/conformance-no-such-path';
+      const underBeta = await gatewaySend(beta, { method: 'GET', headers: bearer(key) });
+      t.cite(underBeta);
+      expect(underBeta.status, `GET ${beta}`).toBe(404);
     },
   );
 });
