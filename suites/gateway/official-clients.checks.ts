@@ -107,9 +107,7 @@ describe.sequential('vendor A official client (openai)', () => {
       const client = await openai(await requireValidKey(t));
       const model = await chosenModel();
       const chunks = await sdkCall('chat.completions.stream()', async () => {
-        // Without max_tokens: "optional on the vendor A protocol", streamed or not (the prompt keeps the reply short).
-        // The client's stream helper: its parser yields the chunks, its accumulation builds the completion they make,
-        // and throws where the stream ended before a choice had its finish_reason (a stream cut short) or a role.
+        // Without max_tokens (optional on vendor A); the helper's accumulation throws on a choice left without finish_reason or role.
         const stream = client.chat.completions.stream({
           model,
           messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
