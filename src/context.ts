@@ -134,7 +134,7 @@ export function once<T>(key: string, f: () => Promise<T>): Promise<T> {
 }
 
 /** The exchanges file as read so far: its path, the bytes read (whole lines), what they held. */
-let read: { file: string; bytes: number; exchanges: Exchange[] } | undefined;
+let read: { file: string; ino: number; bytes: number; exchanges: Exchange[] } | undefined;
 
 /**
  * Every exchange the run has recorded so far with one service (for run-wide checks). The file only grows during a
@@ -145,8 +145,9 @@ let read: { file: string; bytes: number; exchanges: Exchange[] } | undefined;
 export function runExchanges(service: Service): Exchange[] {
   const file = path.join(runContext().reportDir, EXCHANGES_FILE);
   if (!existsSync(file)) return [];
-  const size = statSync(file).size;
-  if (!read || read.file !== file || size < read.bytes) read = { file, bytes: 0, exchanges: [] };
+  const { size, ino } = statSync(file);
+  // Another run's file at the same path (a report directory used again) is read from its start.
+  if (!read || read.file !== file || read.ino !== ino || size < read.bytes) read = { file, ino, bytes: 0, exchanges: [] };
   if (size > read.bytes) {
     const fd = openSync(file, 'r');
     try {
