@@ -110,7 +110,7 @@ export function snapshotCursor(): Promise<{ cursor: string; evidence: HttpRespon
  * The ids the changes feed lists as removed from the selected set after a sync cursor (its pages while hasMore, five
  * at most), with the answers. On a live feed an item can leave the selection and come back while a client pages.
  */
-export async function removedSince(cursor: string): Promise<{ ids: Set<string>; res: HttpResponse[] }> {
+export async function removedSince(cursor: string): Promise<{ ids: Set<string>; res: HttpResponse[]; complete: boolean }> {
   const p = profile().changes;
   const ids = new Set<string>();
   const res: HttpResponse[] = [];
@@ -122,10 +122,10 @@ export async function removedSince(cursor: string): Promise<{ ids: Set<string>; 
     const body = discoveryJson(r);
     for (const ch of listOf(body, p.list!)) if (field(ch, 'op') === 'remove') ids.add(String(field(ch, p.removedId!)));
     const next = field(body, p.nextCursor!);
-    if (field(body, p.hasMore!) !== true || typeof next !== 'string') break;
+    if (field(body, p.hasMore!) !== true || typeof next !== 'string') return { ids, res, complete: true };
     c = next;
   }
-  return { ids, res };
+  return { ids, res, complete: false };
 }
 
 export interface FeedOperation {

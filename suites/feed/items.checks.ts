@@ -23,7 +23,6 @@ import {
   problemCode,
   profile,
   removedSince,
-  snapshotCursor,
   targetNow,
   walkItems as walk,
   type FeedItem,
@@ -262,6 +261,10 @@ async function notReturned(t: CheckTools, sync: { cursor: string } | undefined, 
     last.status === 200,
     `the walk missed ${missed.join(', ')}; whether they left the selection meanwhile is not known: the changes feed answered ${last.status}`,
   );
+  precondition(
+    removed.complete || missed.every((id) => removed.ids.has(id)),
+    `the walk missed ${missed.join(', ')}; whether they left the selection meanwhile is not known: the changes since the walk began fill more than ${removed.res.length} pages`,
+  );
   const back = missed.filter((id) => removed.ids.has(id));
   if (back.length) t.observe('items that left the selection during the walk and came back (removed in the changes feed)', back.slice(0, 10).join(', '));
   return missed.filter((id) => !removed.ids.has(id));
@@ -305,8 +308,10 @@ checkGroup('keyset paging', () => {
       requirements: ['feed-items-paging'],
     },
     async (t) => {
-      // A sync cursor from before the walk (notReturned).
-      const sync = await snapshotCursor().catch(() => undefined);
+      // A sync cursor taken just before the walk (notReturned): the changes after it are the walk's own.
+      const syncPage = await feedGet('/api/v1/selected/snapshot', { query: { fields: 'default', limit: 1 } });
+      const syncCursor = syncPage.status === 200 ? field(parsedOr(syncPage.body), 'cursor') : undefined;
+      const sync = typeof syncCursor === 'string' ? { cursor: syncCursor } : undefined;
       const large = await page({ limit: 100 });
       t.cite(large.res);
       const reference = large.items.map((i) => idOf(i));
