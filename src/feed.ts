@@ -41,7 +41,7 @@ function lastSegment(url: string): string | undefined {
  * A body read only to discover an input (an id, a date, a cursor): not JSON gives nothing to discover (undefined),
  * and the JSON body check reports it, so the checks that needed the input end undecided rather than failed.
  */
-function discoveryJson(res: HttpResponse): unknown {
+export function discoveryJson(res: HttpResponse): unknown {
   try {
     return JSON.parse(res.body);
   } catch {
@@ -96,14 +96,17 @@ export function archiveDate(): Promise<{ date: string; evidence: HttpResponse[] 
   });
 }
 
-/** The sync cursor of a one-page snapshot (limit=1), for the changes endpoint. */
+/** The sync cursor of a one-page snapshot asked now (`query`: limit=1 by default), for the changes endpoint. */
+export async function takeSnapshotCursor(query: SendOptions['query'] = { limit: 1 }): Promise<{ cursor: string; evidence: HttpResponse[] }> {
+  const res = await feedGet('/api/v1/selected/snapshot', { query });
+  const cursor = res.status === 200 ? field(discoveryJson(res), 'cursor') : undefined;
+  if (typeof cursor !== 'string') throw new PreconditionFailed(`setup error (precondition): the snapshot gave no cursor (status ${res.status})`);
+  return { cursor, evidence: [res] };
+}
+
+/** The run's shared sync cursor: one one-page snapshot (limit=1), asked once. */
 export function snapshotCursor(): Promise<{ cursor: string; evidence: HttpResponse[] }> {
-  return once('snapshot-cursor', async () => {
-    const res = await feedGet('/api/v1/selected/snapshot', { query: { limit: 1 } });
-    const cursor = res.status === 200 ? field(discoveryJson(res), 'cursor') : undefined;
-    if (typeof cursor !== 'string') throw new PreconditionFailed(`setup error (precondition): the snapshot gave no cursor (status ${res.status})`);
-    return { cursor, evidence: [res] };
-  });
+  return once('snapshot-cursor', () => takeSnapshotCursor());
 }
 
 /**

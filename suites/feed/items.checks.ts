@@ -8,6 +8,7 @@ import { componentSchema, field, formatAjvErrors, validator } from '../../src/sp
 import {
   CLOCK_TOLERANCE_MS,
   compareLive,
+  discoveryJson,
   inputJson,
   listOf,
   WINDOW_MS,
@@ -23,6 +24,7 @@ import {
   problemCode,
   profile,
   removedSince,
+  takeSnapshotCursor,
   targetNow,
   walkItems as walk,
   type FeedItem,
@@ -309,9 +311,10 @@ checkGroup('keyset paging', () => {
     },
     async (t) => {
       // A sync cursor taken just before the walk (notReturned): the changes after it are the walk's own.
-      const syncPage = await feedGet('/api/v1/selected/snapshot', { query: { fields: 'default', limit: 1 } });
-      const syncCursor = syncPage.status === 200 ? field(parsedOr(syncPage.body), 'cursor') : undefined;
-      const sync = typeof syncCursor === 'string' ? { cursor: syncCursor } : undefined;
+      const sync = await takeSnapshotCursor({ fields: 'default', limit: 1 }).catch((e: unknown) => {
+        if (e instanceof PreconditionFailed) return undefined; // no cursor: a missed item stays the paging's
+        throw e;
+      });
       const large = await page({ limit: 100 });
       t.cite(large.res);
       const reference = large.items.map((i) => idOf(i));
@@ -429,13 +432,6 @@ checkGroup('the query a listing is given', () => {
   );
 });
 
-const parsedOr = (body: string): unknown => {
-  try {
-    return JSON.parse(body) as unknown;
-  } catch {
-    return undefined;
-  }
-};
 const expectInvalidCursor = (res: HttpResponse) => {
   needsAccess(res, 'the listing with a cursor');
   const body = expectProblem(res, 400);
@@ -470,7 +466,7 @@ checkGroup('cursor rejection', () => {
         const res = await feedGet('/api/v1/items', { query: { ...issued, ...other, cursor: p.next } });
         // Refused as a cursor (400 invalid_cursor): so it is. Any other answer is judged once the other query is shown
         // served without a cursor (the control), so a refusal of that query itself is not read as the cursor's.
-        if (res.status === 400 && field(parsedOr(res.body), profile().problem.code!) === 'invalid_cursor') continue;
+        if (res.status === 400 && field(discoveryJson(res), profile().problem.code!) === 'invalid_cursor') continue;
         await page({ ...issued, ...other });
         expectInvalidCursor(res);
       }
