@@ -109,26 +109,63 @@ export function snapshotCursor(): Promise<{ cursor: string; evidence: HttpRespon
   return once('snapshot-cursor', () => takeSnapshotCursor());
 }
 
+/** The changes endpoint's pages after a cursor, as readChanges read them. */
+export interface ChangesRead {
+  /** Every answer, in order (the last may be one `accept` refused). */
+  res: HttpResponse[];
+  /** The bodies of the accepted pages, parsed. */
+  bodies: unknown[];
+  /** The last cursor a page handed out (the one given when none did). */
+  cursor: string;
+  /** Whether the last page read said hasMore false (the reading reached the feed's end). */
+  complete: boolean;
+}
+
+/**
+ * The change feed after `cursor`, as the document's client reads it: page after page while hasMore is true, at most
+ * `maxPages`. Each answer goes to `accept` first, which judges its status as its check does (it may end the check,
+ * or return false to stop the reading there); an accepted answer's body is read by `parse` (a body read only to
+ * discover something is discoveryJson's, undefined when not JSON).
+ */
+export async function readChanges(
+  cursor: string,
+  maxPages: number,
+  accept: (res: HttpResponse, page: number) => boolean,
+  parse: (res: HttpResponse) => unknown = discoveryJson,
+): Promise<ChangesRead> {
+  const p = profile().changes;
+  const read: ChangesRead = { res: [], bodies: [], cursor, complete: false };
+  for (let i = 0; i < maxPages; i++) {
+    const r = await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor } });
+    read.res.push(r);
+    if (!accept(r, i)) break;
+    const body = parse(r);
+    read.bodies.push(body);
+    const next = field(body, p.nextCursor!);
+    if (typeof next === 'string') read.cursor = next;
+    read.complete = field(body, p.hasMore!) !== true;
+    // hasMore true with no cursor to follow: nothing more can be read, and the end was not reached.
+    if (read.complete || typeof next !== 'string') break;
+  }
+  return read;
+}
+
+/** A change entry through the profile: its op, and the id it names (removedId for a removal, itemId otherwise). */
+export function changeOf(ch: unknown): { op: unknown; id: unknown; item: unknown } {
+  const p = profile().changes;
+  const op = field(ch, 'op');
+  return { op, id: field(ch, op === 'remove' ? p.removedId! : p.itemId!), item: field(ch, 'item') };
+}
+
 /**
  * The ids the changes feed lists as removed from the selected set after a sync cursor (its pages while hasMore, five
  * at most), with the answers. On a live feed an item can leave the selection and come back while a client pages.
  */
 export async function removedSince(cursor: string): Promise<{ ids: Set<string>; res: HttpResponse[]; complete: boolean }> {
-  const p = profile().changes;
+  const read = await readChanges(cursor, 5, (r) => r.status === 200);
   const ids = new Set<string>();
-  const res: HttpResponse[] = [];
-  let c = cursor;
-  for (let i = 0; i < 5; i++) {
-    const r = await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: c } });
-    res.push(r);
-    if (r.status !== 200) break;
-    const body = discoveryJson(r);
-    for (const ch of listOf(body, p.list!)) if (field(ch, 'op') === 'remove') ids.add(String(field(ch, p.removedId!)));
-    const next = field(body, p.nextCursor!);
-    if (field(body, p.hasMore!) !== true || typeof next !== 'string') return { ids, res, complete: true };
-    c = next;
-  }
-  return { ids, res, complete: false };
+  for (const body of read.bodies) for (const ch of listOf(body, profile().changes.list!)) if (changeOf(ch).op === 'remove') ids.add(String(changeOf(ch).id));
+  return { ids, res: read.res, complete: read.complete };
 }
 
 export interface FeedOperation {

@@ -13,6 +13,7 @@ import {
   LIVE_WAIT_MS,
   afterTheWait,
   archiveDate,
+  changeOf,
   contentOf,
   feedGet,
   firstCursor,
@@ -24,6 +25,7 @@ import {
   operationProbe,
   problemCode,
   profile,
+  readChanges,
   storyPath,
   waitUntilChanged,
   WINDOW_MS,
@@ -301,29 +303,27 @@ interface Applied {
 }
 /** The changes after `cursor` applied to `mirror` (upserts replace, removals delete), every page until hasMore is false. */
 async function applyChanges(mirror: Map<string, string>, cursor: string): Promise<Applied> {
-  const p = profile().changes;
-  const res: HttpResponse[] = [];
-  let c = cursor;
-  for (let i = 0; i < 10; i++) {
-    const r = await feedGet(CHANGES, { query: { [p.cursorParam!]: c } });
-    res.push(r);
-    // The cursor came from the service seconds ago (a snapshot's, or the changes' own): the procedure takes the
-    // snapshot once and the changes continuously, so a refusal (a client error) breaks it; a 429 or 5xx does not.
-    if (r.status >= 400 && r.status < 500 && r.status !== 429)
-      fail(
-        `GET ${CHANGES} with the sync cursor ${i === 0 ? 'the service had just issued' : 'its page before gave'} answered ${r.status}: the mirror cannot go on without a new snapshot`,
-      );
-    precondition(r.status === 200, `GET ${CHANGES} with a sync cursor answered ${r.status}`);
-    const body = json(r);
-    for (const ch of listOf(body, p.list!)) {
-      if (field(ch, 'op') === 'remove') mirror.delete(String(field(ch, p.removedId!)));
-      else mirror.set(String(field(ch, p.itemId!)), JSON.stringify(field(ch, 'item')));
-    }
-    const next = field(body, p.nextCursor!);
-    if (typeof next === 'string') c = next;
-    if (field(body, p.hasMore!) !== true) break;
+  const read = await readChanges(
+    cursor,
+    10,
+    (r, i) => {
+      // The cursor came from the service seconds ago (a snapshot's, or the changes' own): the procedure takes the
+      // snapshot once and the changes continuously, so a refusal (a client error) breaks it; a 429 or 5xx does not.
+      if (r.status >= 400 && r.status < 500 && r.status !== 429)
+        fail(
+          `GET ${CHANGES} with the sync cursor ${i === 0 ? 'the service had just issued' : 'its page before gave'} answered ${r.status}: the mirror cannot go on without a new snapshot`,
+        );
+      precondition(r.status === 200, `GET ${CHANGES} with a sync cursor answered ${r.status}`);
+      return true;
+    },
+    json,
+  );
+  for (const ch of read.bodies.flatMap((body) => listOf(body, profile().changes.list!))) {
+    const { op, id, item } = changeOf(ch);
+    if (op === 'remove') mirror.delete(String(id));
+    else mirror.set(String(id), JSON.stringify(item));
   }
-  return { res, cursor: c };
+  return { res: read.res, cursor: read.cursor };
 }
 
 interface Walk {
@@ -371,7 +371,7 @@ async function lostByPaging(among: string[]): Promise<{ ids: string[]; res: Http
   const p = profile().changes;
   const since = await feedGet(CHANGES, { query: { [p.cursorParam!]: paged.cursor } });
   if (since.status === 200)
-    for (const ch of listOf(json(since), p.list!)) changed.add(String(field(ch, field(ch, 'op') === 'remove' ? p.removedId! : p.itemId!)));
+    for (const ch of listOf(json(since), p.list!)) changed.add(String(changeOf(ch).id));
   const ids = among.filter((id) => whole.items.has(id) && !paged.items.has(id) && !changed.has(id));
   return { ids, res: [...paged.res, ...whole.res, since] };
 }

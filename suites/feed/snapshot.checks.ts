@@ -4,7 +4,7 @@
  */
 import { describe } from 'vitest';
 import { check, expect, fail, precondition, type CheckTools } from '../../src/harness.js';
-import { feedGet, idOf, inputJson, listOf, needsAccess, once, profile } from '../../src/feed.js';
+import { changeOf, feedGet, idOf, inputJson, listOf, needsAccess, once, profile, readChanges } from '../../src/feed.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 
@@ -90,27 +90,23 @@ interface Change {
 /** The changes after a cursor: all pages (bounded), the last cursor, and each change read through the profile. */
 async function changesAfter(cursor: string, maxPages = 10): Promise<{ res: HttpResponse[]; changes: Change[]; cursor: string }> {
   const p = profile().changes;
-  const res: HttpResponse[] = [];
+  const read = await readChanges(
+    cursor,
+    maxPages,
+    (r) => {
+      needsAccess(r, 'the changes endpoint');
+      expect(r.status, `GET ${CHANGES} with the cursor`).toBe(200);
+      return true;
+    },
+    (r) => inputJson(r, `GET ${r.url}`),
+  );
   const changes: Change[] = [];
-  let c = cursor;
-  for (let i = 0; i < maxPages; i++) {
-    const r = await feedGet(CHANGES, { query: { [p.cursorParam!]: c } });
-    res.push(r);
-    needsAccess(r, 'the changes endpoint');
-    expect(r.status, `GET ${CHANGES} with the cursor`).toBe(200);
-    const body = inputJson(r, `GET ${r.url}`);
-    for (const ch of listOf(body, p.list!)) {
-      const op = String(field(ch, 'op'));
-      const item = field(ch, 'item');
-      const id = field(ch, op === 'remove' ? p.removedId! : p.itemId!);
-      if (typeof id !== 'string') fail(`a change carries no id (${op === 'remove' ? p.removedId : p.itemId}): ${JSON.stringify(ch).slice(0, 200)}`);
-      changes.push({ op, id, item });
-    }
-    const next = field(body, p.nextCursor!);
-    if (typeof next === 'string') c = next;
-    if (field(body, p.hasMore!) !== true) break;
+  for (const ch of read.bodies.flatMap((body) => listOf(body, p.list!))) {
+    const { op, id, item } = changeOf(ch);
+    if (typeof id !== 'string') fail(`a change carries no id (${op === 'remove' ? p.removedId : p.itemId}): ${JSON.stringify(ch).slice(0, 200)}`);
+    changes.push({ op: String(op), id, item });
   }
-  return { res, changes, cursor: c };
+  return { res: read.res, changes, cursor: read.cursor };
 }
 
 // One check at a time, after the checks before them: walking a snapshot moves a live feed (a continuation page may
