@@ -141,6 +141,7 @@ export const GW_CHECK_IDS = {
   streamKeyState: (slug: string, operationId: string): string => `gw-stream-${slug}-refused-on-${kebab(operationId)}`,
   streamKeyRefusalType: (operationId: string): string => `gw-stream-key-refusal-gateway-error-on-${kebab(operationId)}`,
   streamUnknownModel: (operationId: string): string => `gw-stream-unknown-model-404-${kebab(operationId)}`,
+  streamNoCredential: (operationId: string): string => `gw-stream-no-credential-refused-on-${kebab(operationId)}`,
   streamMalformedJson: (operationId: string): string => `gw-stream-malformed-json-400-${kebab(operationId)}`,
   streamBrokenPayload: (operationId: string): string => `gw-stream-broken-payload-400-${kebab(operationId)}`,
   streamPerUser429: (operationId: string): string => `gw-stream-per-user-429-on-${kebab(operationId)}`,
@@ -776,6 +777,20 @@ export function unknownModelRequest(op: GatewayOperation, placement: Pick<SendOp
     body: minimalBody(op.operationId, model),
     // The answer is an error either way: a 5xx is that answer, not unavailability.
     retry: 'transient',
+  });
+}
+
+/**
+ * The key forms of the Authentication table listed for `op` that the valid key is shown taken in (its unknown-model
+ * request in each, made once: key-placement's requests), the control's form `first` first. The forms are equivalent
+ * ("only one is needed"), so a rule about keys holds in each of them: the checks send a key in every form this gives
+ * (a refusal is not billable). A form the valid key is refused in is key-placement's finding, not used here.
+ */
+export function takenForms(op: GatewayOperation, valid: string, first: KeyForm): Promise<KeyForm[]> {
+  return once(`taken-forms:${op.operationId}:${first}`, async () => {
+    const out: KeyForm[] = [first];
+    for (const form of op.forms.filter((f) => f !== first)) if (judge(await formRequest(op, form, valid), op).kind === 'accepted') out.push(form);
+    return out;
   });
 }
 

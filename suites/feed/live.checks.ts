@@ -370,8 +370,7 @@ async function lostByPaging(among: string[]): Promise<{ ids: string[]; res: Http
   const changed = new Set<string>();
   const p = profile().changes;
   const since = await feedGet(CHANGES, { query: { [p.cursorParam!]: paged.cursor } });
-  if (since.status === 200)
-    for (const ch of listOf(json(since), p.list!)) changed.add(String(changeOf(ch).id));
+  if (since.status === 200) for (const ch of listOf(json(since), p.list!)) changed.add(String(changeOf(ch).id));
   const ids = among.filter((id) => whole.items.has(id) && !paged.items.has(id) && !changed.has(id));
   return { ids, res: [...paged.res, ...whole.res, since] };
 }

@@ -12,7 +12,6 @@ import {
   errorMessage,
   gatewayCodes,
   FORM_LABEL,
-  formRequest,
   gatewayGet,
   type GatewayOperation,
   gatewayOperations,
@@ -26,6 +25,7 @@ import {
   requireKey,
   requireValidKey,
   shapeFor,
+  takenForms,
   refusalRequirements,
   stateRequirements,
   typeNames,
@@ -33,6 +33,7 @@ import {
   vendorAFields,
   verifyApiKey,
 } from '../../src/gateway.js';
+import { randomBytes } from 'node:crypto';
 import { once, secret } from '../../src/context.js';
 import { field, kebab } from '../../src/spec.js';
 
@@ -59,20 +60,42 @@ async function control(t: CheckTools): Promise<void> {
   precondition(j.kind === 'accepted', `GET /v1/models with GATEWAY_API_KEY answered ${j.what}, not 200 with a data array: a refusal could not be told apart`);
 }
 
+/** The rows of the key-form plan: the key states (each configured or not), then a key no deployment issued. */
+const PLAN_ROWS = [...KEY_STATES.map((st) => st.slug), 'invalid-key'];
+
 /**
- * The key form a state is sent in on `op`: the forms are equivalent, so the states take the forms of the
- * Authentication table listed for `op` in turn (the first state the control's form `first`, the next state the next
- * form, ...), every form meeting some state at the cost of one request per state and path (the remote budget). Only
- * forms the valid key is shown taken in (key-placement's requests, made once) are used: another is that check's finding.
+ * The key form each key state is sent in on each path. The forms are equivalent ("only one is needed"), so a state
+ * must be refused in each; a request for every state, form and path would pass the remote budget, so the plan covers
+ * pairs: each state meets every key form on some path, each state every path, and on each path the forms are spread
+ * over the states (the one met least so far first). Paths are taken fewest forms first, their forms those the valid key
+ * is shown taken in there (takenForms: key-placement's requests, made once), the control's form first on ties.
  */
-async function stateForm(st: (typeof KEY_STATES)[number], op: GatewayOperation, valid: string, first: KeyForm): Promise<KeyForm> {
-  const forms = await once(`taken-forms:${op.operationId}:${first}`, async () => {
-    const out: KeyForm[] = [first];
-    for (const form of op.forms.filter((f) => f !== first)) if (judge(await formRequest(op, form, valid), op).kind === 'accepted') out.push(form);
-    return out;
+const formPlan = (valid: string) =>
+  once('key-form-plan', async () => {
+    const forms = new Map<string, KeyForm[]>();
+    for (const op of operations.filter((o) => !o.websocket)) {
+      const first = op.operationId === 'listModels' ? 'bearer' : (await pathServed(op, valid)).form;
+      forms.set(op.operationId, await takenForms(op, valid, first));
+    }
+    const order = [...forms.keys()].sort((x, y) => forms.get(x)!.length - forms.get(y)!.length);
+    const used = new Map<string, number>();
+    const plan = new Map<string, KeyForm>();
+    for (const row of PLAN_ROWS) {
+      const met = new Set<KeyForm>();
+      for (const op of order) {
+        const n = (f: KeyForm) => used.get(`${op}:${f}`) ?? 0;
+        const form = [...forms.get(op)!].sort((x, y) => Number(met.has(x)) - Number(met.has(y)) || n(x) - n(y))[0]!;
+        met.add(form);
+        used.set(`${op}:${form}`, n(form) + 1);
+        plan.set(`${row}:${op}`, form);
+      }
+    }
+    return plan;
   });
-  // By slug: a check may pass a copy of the state (the authentication check's cases do).
-  return forms[KEY_STATES.findIndex((k) => k.slug === st.slug) % forms.length]!;
+
+/** The form the plan sends key state `slug` (a KEY_STATES slug, or 'invalid-key') in on `op`. */
+async function stateForm(slug: string, op: GatewayOperation, valid: string): Promise<KeyForm> {
+  return (await formPlan(valid)).get(`${slug}:${op.operationId}`)!;
 }
 
 /** A key refusal is an error of the gateway itself: type gateway_error (the deployment's name for it). */
@@ -93,10 +116,10 @@ checkGroup('keys that must not pass the authentication check', () => {
     reqs: stateRequirements(st, 'gw-error-type-values', 'gw-auth-forms-equivalent'),
   }));
   for (const c of cases) {
-    check({ id: c.id, title: `${c.title} (the states take the key forms in turn)`, requirements: c.reqs }, async (t) => {
+    check({ id: c.id, title: `${c.title} (the states meet every key form across the paths)`, requirements: c.reqs }, async (t) => {
       const key = requireKey(t, c.v);
       await control(t);
-      const form = await stateForm(c, listModels, secret('GATEWAY_API_KEY')!, 'bearer');
+      const form = await stateForm(c.slug, listModels, secret('GATEWAY_API_KEY')!);
       const res = await authCheck(key, form);
       t.cite(res);
       t.observe(`status (${FORM_LABEL[form]})`, String(res.status));
@@ -115,12 +138,7 @@ checkGroup('keys that must not pass the authentication check', () => {
     async (t) => {
       const key = requireKey(t, 'GATEWAY_IP_DENIED_KEY');
       await control(t);
-      const form = await stateForm(
-        KEY_STATES.find((st) => st.v === 'GATEWAY_IP_DENIED_KEY')!,
-        listModels,
-        secret('GATEWAY_API_KEY')!,
-        'bearer',
-      );
+      const form = await stateForm('ip-denied-key', listModels, secret('GATEWAY_API_KEY')!);
       const res = await authCheck(key, form);
       t.cite(res);
       expect(res.status, `GET /v1/models from outside the allow list, the key in ${FORM_LABEL[form]}`).toBe(403);
@@ -148,8 +166,8 @@ checkGroup('each key state is refused on every path family', () => {
       check(
         {
           id: GW_CHECK_IDS.keyState(st.slug, op.operationId),
-          title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}, in one of the key forms the path takes (the states take them in turn)`,
-          // The IP allow list's own code (access_denied), read here too; the forms are equivalent, so the states take them in turn.
+          title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}, in the key form the plan gives it there`,
+          // The IP allow list's own code (access_denied), read here too; the forms are equivalent, so the plan spreads them.
           requirements: stateRequirements(st, ...(st.v === 'GATEWAY_IP_DENIED_KEY' ? ['gw-error-code-values'] : []), 'gw-auth-forms-equivalent'),
         },
         async (t) => {
@@ -158,7 +176,7 @@ checkGroup('each key state is refused on every path family', () => {
           const c = await pathServed(op, valid);
           t.cite(...c.evidence);
           precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
-          const form = await stateForm(st, op, valid, c.form);
+          const form = await stateForm(st.slug, op, valid);
           const res = await stateRequest(st, op, key, form);
           const where = `${op.method} ${op.display} with ${st.v} in ${FORM_LABEL[form]}`;
           t.cite(res);
@@ -173,6 +191,40 @@ checkGroup('each key state is refused on every path family', () => {
         },
       );
     }
+  }
+});
+
+/** A well-formed key no deployment issued, one per run (never a secret: it names no account). */
+const invalidKey = () => once('invalid-key-value', async () => `sk-conformance-invalid-${randomBytes(12).toString('hex')}`);
+
+/**
+ * "An invalid, expired or disabled key gives 401": the invalid key needs no configuration, so it is sent on every
+ * path (the model listing included, besides its Bearer check in models.checks.ts), in the form the plan gives it
+ * there, with the path's unknown-model request.
+ */
+checkGroup('an invalid key is refused on every path', () => {
+  for (const op of operations.filter((o) => !o.websocket)) {
+    check(
+      {
+        id: `gw-invalid-key-refused-on-${kebab(op.operationId)}`,
+        title: `${op.method} ${op.display} refuses a key no deployment issued with 401 (in the key form the plan gives it there)`,
+        // On the model listing this is its row's "401 on bad credential" too (models.checks.ts reads it with Bearer).
+        requirements: [...(op.operationId === 'listModels' ? ['gw-models-bad-credential-401'] : []), 'gw-key-invalid-401', 'gw-status-401-key'],
+      },
+      async (t) => {
+        const valid = await requireValidKey(t);
+        const c = await pathServed(op, valid);
+        t.cite(...c.evidence);
+        precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
+        const form = await stateForm('invalid-key', op, valid);
+        const res = await once(`invalid-key:${op.operationId}`, async () => unknownModelRequest(op, placeKey(form, await invalidKey())));
+        t.cite(res);
+        t.observe(`status (${FORM_LABEL[form]})`, String(res.status));
+        const where = `${op.method} ${op.display} with a key no deployment issued in ${FORM_LABEL[form]}`;
+        if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
+        expect(res.status, `${where} (with the valid key: ${c.what})`).toBe(401);
+      },
+    );
   }
 });
 
@@ -197,12 +249,13 @@ checkGroup('a key refusal is an error of the gateway itself on every path', () =
         precondition(served.served, `the same request with the valid key answered ${served.what}: a refusal could not be told apart`);
         let judged = 0;
         for (const st of configured) {
-          const res = await stateRequest(st, op, secret(st.v)!, await stateForm(st, op, secret('GATEWAY_API_KEY')!, served.form));
+          const form = await stateForm(st.slug, op, secret('GATEWAY_API_KEY')!);
+          const res = await stateRequest(st, op, secret(st.v)!, form);
           t.cite(res);
           // A state served or refused with another status is the key-state checks' finding; only refusals are read here.
           if (res.status !== 401 && res.status !== 403) continue;
           judged++;
-          expectGatewayError(t, res, `${st.what} on ${op.display}`);
+          expectGatewayError(t, res, `${st.what} on ${op.display} (${FORM_LABEL[form]})`);
         }
         precondition(judged > 0, `no key state was refused with 401 or 403 on ${op.display}`, ...refusalRequirements(configured));
       },
@@ -232,15 +285,16 @@ checkGroup('a key refusal names a code of the code tables where the envelope hol
         let judged = 0;
         let refused = 0;
         for (const st of configured) {
-          const res = await stateRequest(st, op, secret(st.v)!, await stateForm(st, op, secret('GATEWAY_API_KEY')!, served.form));
+          const form = await stateForm(st.slug, op, secret('GATEWAY_API_KEY')!);
+          const res = await stateRequest(st, op, secret(st.v)!, form);
           t.cite(res);
           if (res.status >= 400) refused++;
           // Only a vendor B envelope (top-level type "error") holds the code in error.type; another envelope is gw-error-shape-vendor-b's finding.
           if (res.status < 400 || field(parseOr(res.body), 'type') !== 'error') continue;
           judged++;
           const code = looseErrorCodes(res.body)[1];
-          t.observe(`code (${st.slug})`, JSON.stringify(code));
-          expect(code, `error.type (the code) of the refusal of ${st.what} on ${op.display}`).toBeOneOf([...codes]);
+          t.observe(`code (${st.slug}, ${FORM_LABEL[form]})`, JSON.stringify(code));
+          expect(code, `error.type (the code) of the refusal of ${st.what} on ${op.display} (${FORM_LABEL[form]})`).toBeOneOf([...codes]);
         }
         precondition(
           judged > 0,

@@ -34,6 +34,8 @@ import {
   stateRequirements,
   streamedRequest,
   STREAM_OPERATIONS,
+  takenForms,
+  FORM_LABEL,
   typeNames,
   unknownModel,
   vendorAFields,
@@ -82,6 +84,24 @@ function truncatedStreamBody(op: GatewayOperation, model: string): string {
 /** A key state's streamed request on `op`, once per run (its status and its type are two checks). */
 const stateStream = (slug: string, op: GatewayOperation, key: string, form: KeyForm) =>
   once(`stream-key-state:${slug}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
+
+// "Every request carries a credential": a streamed request without one is refused before any stream, as a plain one is.
+checkGroup('a streamed request without any credential is refused', () => {
+  for (const op of operations) {
+    check(
+      {
+        id: GW_CHECK_IDS.streamNoCredential(op.operationId),
+        title: `${op.method} ${op.display} with "stream": true and no credential answers 401 and a JSON error, not a stream`,
+        requirements: ['gw-credential-required'],
+      },
+      async (t) => {
+        await served(t, op);
+        const res = await streamedRequest(op, unknownModel(), undefined);
+        await refusedBeforeStream(t, op, res, [401], 'no credential');
+      },
+    );
+  }
+});
 
 checkGroup('the refusals that precede a stream', () => {
   for (const op of operations) {
@@ -136,17 +156,19 @@ checkGroup('the refusals that precede a stream', () => {
     check(
       {
         id: GW_CHECK_IDS.streamUnknownModel(op.operationId),
-        title: `${op.method} ${op.display} with "stream": true naming an unknown model answers 404 with code model_not_found, not a stream`,
+        title: `${op.method} ${op.display} with "stream": true naming an unknown model answers 404 with code model_not_found, not a stream, in each key form the path takes`,
         requirements: ['gw-unknown-model-404', 'gw-unknown-model-code'],
       },
       async (t) => {
-        const { key } = await served(t, op);
-        const res = await streamedRequest(op, unknownModel(), { headers: { authorization: `Bearer ${key}` } });
-        keyTaken(res, `${op.method} ${op.display}`);
-        await refusedBeforeStream(t, op, res, [404], 'an unknown model');
-        const codes = looseErrorCodes(res.body);
-        t.observe('error code', String(op.operationId === 'messages' ? codes[1] : codes[0]));
-        expect(codes, `the error code of ${res.body.slice(0, 200)}`).toContain('model_not_found');
+        const { key, form: first } = await served(t, op);
+        // In each key form the path takes the valid key in: a streamed request reads its key as any other.
+        for (const form of await takenForms(op, key, first)) {
+          const res = await streamedRequest(op, unknownModel(), placeKey(form, key));
+          keyTaken(res, `${op.method} ${op.display} (the key in ${FORM_LABEL[form]})`);
+          await refusedBeforeStream(t, op, res, [404], `an unknown model, the key in ${FORM_LABEL[form]}`);
+          t.observe(`error code (${FORM_LABEL[form]})`, String(looseErrorCodes(res.body)[op.operationId === 'messages' ? 1 : 0]));
+          expect(looseErrorCodes(res.body), `the error code of ${res.body.slice(0, 200)}`).toContain('model_not_found');
+        }
       },
     );
 
