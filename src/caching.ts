@@ -23,10 +23,22 @@ export function parseCacheControl(value: string): Map<string, string | true> {
   return out;
 }
 
-/** The s-maxage delta-seconds, or undefined when absent or not a non-negative integer. */
+/** Every value a directive is given in a Cache-Control (lowercased names; true for one without a value), in order. */
+export function directiveValues(value: string, name: string): (string | true)[] {
+  return value.split(',').flatMap((part) => {
+    const d = parseCacheControl(part);
+    return d.has(name) ? [d.get(name)!] : [];
+  });
+}
+
+/**
+ * The s-maxage delta-seconds, or undefined when absent, not a non-negative integer, or given twice with two values
+ * (RFC 9111 4.2.1: a cache may then take the response as stale; the freshness it states is not one number).
+ */
 export function sMaxAge(cacheControl: string | undefined): number | undefined {
   if (!cacheControl) return undefined;
-  const v = parseCacheControl(cacheControl).get('s-maxage');
+  const values = new Set(directiveValues(cacheControl, 's-maxage'));
+  const v = values.size === 1 ? [...values][0] : undefined;
   return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
