@@ -463,6 +463,25 @@ export function archiveSizes(seen: Seen[], list: string, byDefault: number): Jud
   return { judged, bad };
 }
 
+/**
+ * Every archive answer of the run that lists two dates or more lists them newest first (feed-dailies-archive-order),
+ * whatever its limit: `date` is the profile's path of an entry's date (YYYY-MM-DD, ordered as text).
+ */
+export function archiveOrder(seen: Seen[], list: string, date: string): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((e) => e.path === DAILIES && e.status === 200 && e.body !== undefined && !e.cached)) {
+    const entries = field(s.body, list);
+    if (!Array.isArray(entries) || entries.length < 2) continue;
+    const dates = entries.map((e) => field(e, date));
+    if (!dates.every((d): d is string => typeof d === 'string')) continue;
+    judged++;
+    const i = dates.findIndex((d, k) => k > 0 && d >= dates[k - 1]!);
+    if (i > 0) bad.push(`${at(s)} lists ${dates[i]} after ${dates[i - 1]} (${dates.length} dates)`);
+  }
+  return { judged, bad };
+}
+
 /** One entry of a changes page, as the backlog comparison keys it: the item id, the operation and its time. */
 export interface ChangeEntry {
   id: string;

@@ -8,11 +8,12 @@ import { AssertionViolation, check, expect, precondition, PreconditionFailed, ty
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
 import { feedGet, firstCursor, inputJson, instant, once, pagesOrder, profile, storyPath } from '../../src/feed.js';
-import { sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
+import { ENTITY_TAG, sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, loadOpenApi, parameter, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 import {
   changeEntries,
+  archiveOrder,
   archiveSizes,
   dailyHeadNeverOlder,
   dailySame,
@@ -275,15 +276,18 @@ describe.sequential('every 200 and 304 the run saw', () => {
   check(
     {
       id: 'feed-every-304-etag-cache-control',
-      title: 'every 304 of the run (GET and HEAD, every page and parameter value) carried ETag and Cache-Control',
+      title: 'every 304 of the run (GET and HEAD, every page and parameter value) carried ETag (one entity-tag) and Cache-Control',
       requirements: ['feed-304-headers-empty-body'],
     },
     async (t) => {
       const seen = operationExchanges().filter((x) => x.status === 304);
       if (seen.length === 0) return t.notApplicable('the run saw no 304');
       t.observe('304 responses seen', String(seen.length));
-      const bad = seen.filter((x) => !x.responseHeaders?.['etag'] || !x.responseHeaders?.['cache-control']);
-      const has = (x: Exchange, h: string) => (x.responseHeaders?.[h] ? 'present' : 'absent');
+      // The ETag a 304 carries is the validator a 200 would have sent (RFC 9110 15.4.5): one entity-tag, not an echo of a list.
+      const tagged = (x: Exchange) => ENTITY_TAG.test(x.responseHeaders?.['etag'] ?? '');
+      const bad = seen.filter((x) => !tagged(x) || !x.responseHeaders?.['cache-control']);
+      const has = (x: Exchange, h: string) =>
+        x.responseHeaders?.[h] ? (h === 'etag' && !tagged(x) ? `${JSON.stringify(x.responseHeaders[h])}, not one entity-tag` : 'present') : 'absent';
       violations(
         t,
         bad,
@@ -967,6 +971,18 @@ const SCHEMA_RULES: SchemaRule[] = [
     none: 'the run saw no hot-topics entry in a 200 read whole',
   },
   {
+    id: 'feed-run-story-lists',
+    title: 'every story 200 of the run, a survivor a 308 led to too, carries its storyline and related reference lists',
+    requirement: 'feed-story-references',
+    of: (p) => p.startsWith('/api/v1/stories/'),
+    select: (body) => {
+      const p = profile().story;
+      return [p.storyline!, p.related!].map((path) => ({ where: path, value: field(storyRoot(body), path) }));
+    },
+    schema: async () => ({ type: 'array' }),
+    none: 'the run saw no story 200 read whole',
+  },
+  {
     id: 'feed-run-story-timeline-timestamps',
     title: 'every coverage-timeline entry of every story 200 of the run is dated with a timestamp (an instant, so the order can be read)',
     requirement: 'feed-story-timeline-order',
@@ -1039,6 +1055,19 @@ describe.sequential('every 308 and every archive answer of the run', () => {
       const byDefault = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { default?: number } | undefined)?.default;
       precondition(typeof byDefault === 'number', 'specs/feed/openapi.json gives listDailies no default limit');
       judge(t, archiveSizes(runSeen(), profile().dailies.list!, byDefault), 'the run read no archive', 'archive answers held another number of dates');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-archive-newest-first',
+      title: 'every archive answer of the run that lists two dates or more, whatever its limit, lists them newest first',
+      requirements: ['feed-dailies-archive-order'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      const d = profile().dailies;
+      judge(t, archiveOrder(runSeen(), d.list!, d.date!), 'the run read no archive answer of two dates or more', 'archive answers were not newest first');
     },
   );
 });
