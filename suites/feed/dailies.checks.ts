@@ -18,7 +18,7 @@ import {
 } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { parseCacheControl, staleForADay, weakMatch } from '../../src/caching.js';
-import { field } from '../../src/spec.js';
+import { field, loadOpenApi, parameter } from '../../src/spec.js';
 import { canonical } from '../../src/between.js';
 
 const archive = () =>
@@ -88,13 +88,28 @@ checkGroup('the daily-report archive', () => {
     },
   );
 
-  check({ id: 'feed-dailies-newest-first', title: 'the archive lists dates newest first', requirements: ['feed-dailies-archive-order'] }, async (t) => {
-    const { res, dates } = await archive();
-    t.cite(res);
-    precondition(dates.length > 1, 'the archive has fewer than two entries');
-    expect(dates, 'archive order').toEqual([...dates].sort().reverse());
-    expect(new Set(dates).size, 'each date once').toBe(dates.length);
-  });
+  check(
+    {
+      id: 'feed-dailies-newest-first',
+      title: 'the archive lists dates newest first, at the default limit and at the largest',
+      requirements: ['feed-dailies-archive-order'],
+    },
+    async (t) => {
+      const { res, dates } = await archive();
+      t.cite(res);
+      precondition(dates.length > 1, 'the archive has fewer than two entries');
+      expect(dates, 'archive order').toEqual([...dates].sort().reverse());
+      expect(new Set(dates).size, 'each date once').toBe(dates.length);
+      // The largest limit the description allows may take another query path (a bigger page): the same order there.
+      const max = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { maximum?: number } | undefined)?.maximum;
+      if (typeof max !== 'number' || max <= dates.length) return;
+      const large = await feedGet('/api/v1/dailies', { query: { limit: max } });
+      t.cite(large);
+      if (large.status !== 200) return t.observe(`limit=${max}`, `answered ${large.status} (feed-dailies-limit-range judges that)`);
+      const all = listOf(inputJson(large, `GET ${large.url}`), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
+      expect(all, `archive order at limit=${max}`).toEqual([...all].sort().reverse());
+    },
+  );
 
   check(
     {
@@ -312,9 +327,10 @@ checkGroup('daily dates the endpoint rejects', () => {
           .tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 32, max: 99 }))
           .map(([y, m, d]) => `${y}-${String(m).padStart(2, '0')}-${d}`),
       );
-      // A date the archive serves, written in another form (basic, with a time, unpadded), is malformed all the same.
+      // A date the archive serves, written in another form (basic, with a time, unpadded), is malformed all the same;
+      // unpadded in its year's January too (the served date may have no zero to leave out, as on 2026-11-26).
       const [y, m, d] = served.split('-');
-      const forms = [`${y}${m}${d}`, `${served}T08:00:00+08:00`, `${y}-${Number(m)}-${Number(d)}`, '2026-02-30'];
+      const forms = [`${y}${m}${d}`, `${served}T08:00:00+08:00`, `${y}-${Number(m)}-${Number(d)}`, `${y}-1-5`, '2026-02-30'];
       await property(malformed, async (v) => void expectProblem(await feedGet(`/api/v1/dailies/${encodeURIComponent(v)}`), 400), {
         runs: 8,
         examples: [...new Set(forms)].filter((f) => f !== served),
