@@ -174,6 +174,34 @@ describe.sequential('every response the run saw', () => {
 
   check(
     {
+      id: 'gw-every-listing-has-data',
+      title: "every 200 of GET /v1/models in the run (the official clients' too, a key's second listing too) carries a data array",
+      requirements: ['gw-models-auth-check'],
+    },
+    async (t) => {
+      const listings = gatewayExchanges().filter((x) => x.method === 'GET' && pathOf(x) === '/v1/models' && x.status === 200 && x.responseBody);
+      if (listings.length === 0) return t.notApplicable('the run saw no 200 of GET /v1/models');
+      t.observe('listings read', String(listings.length));
+      const bad = listings.filter((x) => {
+        try {
+          return !Array.isArray((JSON.parse(x.responseBody!) as { data?: unknown }).data);
+        } catch {
+          // Cut at the recorder's bound (16 KiB) or not JSON: not judged here (a body that is not JSON is the JSON checks').
+          return false;
+        }
+      });
+      if (bad.length)
+        t.violation(
+          `${bad.length} of ${listings.length} listings carried no data array, e.g. ${bad
+            .slice(0, 3)
+            .map((x) => `${x.url}: ${x.responseBody!.slice(0, 120)}`)
+            .join('; ')}`,
+        );
+    },
+  );
+
+  check(
+    {
       id: 'gw-no-credential-in-any-error',
       title: 'no error body of the run carries a credential-shaped string (sk- keys, bearer tokens, vendor key formats)',
       requirements: ['gw-error-message-redacted'],
