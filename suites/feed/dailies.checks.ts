@@ -77,6 +77,17 @@ function firstDifference(a: unknown, b: unknown): string {
   return k === undefined ? 'their shapes' : `${k}: ${JSON.stringify(o(a)[k])?.slice(0, 120)} (latest) vs ${JSON.stringify(o(b)[k])?.slice(0, 120)} (by date)`;
 }
 
+/** The archive at the largest limit the description allows (a bigger page may take another query path): newest first there too. */
+async function orderAtLargestLimit(t: CheckTools, listed: number): Promise<void> {
+  const max = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { maximum?: number } | undefined)?.maximum;
+  if (typeof max !== 'number' || max <= listed) return;
+  const large = await feedGet('/api/v1/dailies', { query: { limit: max } });
+  t.cite(large);
+  if (large.status !== 200) return t.observe(`limit=${max}`, `answered ${large.status} (feed-dailies-limit-range judges that)`);
+  const all = listOf(inputJson(large, `GET ${large.url}`), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
+  expect(all, `archive order at limit=${max}`).toEqual([...all].sort().reverse());
+}
+
 checkGroup('the daily-report archive', () => {
   check(
     { id: 'feed-dailies-dates', title: 'archive entries are keyed by YYYY-MM-DD calendar dates', requirements: ['feed-dailies-date-format'] },
@@ -100,14 +111,7 @@ checkGroup('the daily-report archive', () => {
       precondition(dates.length > 1, 'the archive has fewer than two entries');
       expect(dates, 'archive order').toEqual([...dates].sort().reverse());
       expect(new Set(dates).size, 'each date once').toBe(dates.length);
-      // The largest limit the description allows may take another query path (a bigger page): the same order there.
-      const max = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { maximum?: number } | undefined)?.maximum;
-      if (typeof max !== 'number' || max <= dates.length) return;
-      const large = await feedGet('/api/v1/dailies', { query: { limit: max } });
-      t.cite(large);
-      if (large.status !== 200) return t.observe(`limit=${max}`, `answered ${large.status} (feed-dailies-limit-range judges that)`);
-      const all = listOf(inputJson(large, `GET ${large.url}`), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
-      expect(all, `archive order at limit=${max}`).toEqual([...all].sort().reverse());
+      await orderAtLargestLimit(t, dates.length);
     },
   );
 
