@@ -138,7 +138,7 @@ checkGroup('keys that must not pass the authentication check', () => {
     async (t) => {
       const key = requireKey(t, 'GATEWAY_IP_DENIED_KEY');
       await control(t);
-      const form = await stateForm('ip-denied-key', listModels, secret('GATEWAY_API_KEY')!);
+      const form = await stateForm(KEY_STATES.find((st) => st.v === 'GATEWAY_IP_DENIED_KEY')!.slug, listModels, secret('GATEWAY_API_KEY')!);
       const res = await authCheck(key, form);
       t.cite(res);
       expect(res.status, `GET /v1/models from outside the allow list, the key in ${FORM_LABEL[form]}`).toBe(403);
