@@ -288,21 +288,26 @@ checkGroup('the window holds every item whose time lies in it', () => {
  * Of the items a walk missed that the listing shows before and after it, those the changes after `sync` (a sync
  * cursor from before the walk) do not list as removed: the others left the selection during the walk and came back.
  */
-async function notReturned(t: CheckTools, sync: { cursor: string } | undefined, missed: string[]): Promise<string[]> {
+async function notReturned(
+  t: CheckTools,
+  sync: { cursor: string } | undefined,
+  missed: string[],
+  how = { what: 'the walk missed', seen: 'items that left the selection during the walk and came back (removed in the changes feed)' },
+): Promise<string[]> {
   if (!missed.length || !sync) return missed;
   const removed = await removedSince(sync.cursor);
   t.cite(...removed.res);
   const last = removed.res.at(-1)!;
   precondition(
     last.status === 200,
-    `the walk missed ${missed.join(', ')}; whether they left the selection meanwhile is not known: the changes feed answered ${last.status}`,
+    `${how.what} ${missed.join(', ')}; whether they left the selection meanwhile is not known: the changes feed answered ${last.status}`,
   );
   precondition(
     removed.complete || missed.every((id) => removed.ids.has(id)),
-    `the walk missed ${missed.join(', ')}; whether they left the selection meanwhile is not known: the changes since the walk began fill more than ${removed.res.length} pages`,
+    `${how.what} ${missed.join(', ')}; whether they left the selection meanwhile is not known: the changes since the walk began fill more than ${removed.res.length} pages`,
   );
   const back = missed.filter((id) => removed.ids.has(id));
-  if (back.length) t.observe('items that left the selection during the walk and came back (removed in the changes feed)', back.slice(0, 10).join(', '));
+  if (back.length) t.observe(how.seen, back.slice(0, 10).join(', '));
   return missed.filter((id) => !removed.ids.has(id));
 }
 
@@ -392,7 +397,15 @@ checkGroup('keyset paging', () => {
       // back-filled far down, while new rows at the head pushed the page of 100 up) is not expected in it.
       const reach = after.hasMore ? walked.indexOf(idOf(after.items.at(-1)!)) : -1;
       const beyond = (id: string) => reach >= 0 && walked.indexOf(id) > reach;
-      const foreign = extra.filter((id) => !listedAfter.has(id) && !beyond(id));
+      // An item that arrived during the walk and was taken out again before the listing after it (a live feed withdraws
+      // new items too) is one the changes after the walk's sync cursor list as removed (notReturned excuses those).
+      const unlisted = extra.filter((id) => !listedAfter.has(id) && !beyond(id));
+      const foreign = unlisted.length
+        ? await notReturned(t, sync, unlisted, {
+            what: 'the walk delivered, and no listing before or after it shows,',
+            seen: 'items that arrived during the walk and left the selection before its end (removed in the changes feed)',
+          })
+        : [];
       if (arrived.length) t.observe('items that arrived during the walk', `${arrived.length} (${arrived.slice(0, 5).join(', ')})`);
       if (foreign.length) t.violation(`the walk delivered ${foreign.length} item(s) no listing before or after it shows: ${foreign.slice(0, 10).join(', ')}`);
       // The listing's order: the reference items the walk delivered come in the reference's order.
