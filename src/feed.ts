@@ -449,6 +449,22 @@ export interface ItemsPage {
   hasMore: boolean;
 }
 
+/** A listing a check needed answered another status than 200: a setup error that says which request and status. */
+export class ListingNotServed extends PreconditionFailed {
+  /** The request, in words (its query included), and the status it got. */
+  readonly request: string;
+  constructor(
+    readonly status: number,
+    readonly query: Query,
+  ) {
+    const request = `GET /api/v1/items?${new URLSearchParams(query as Record<string, string>)} answered ${status}`;
+    super(
+      `setup error (precondition): ${request}; this check needs that listing (its status is judged by the checks citing the listing's parameters and access)`,
+    );
+    this.request = request;
+  }
+}
+
 export async function itemsPage(query: Query): Promise<ItemsPage> {
   return readItemsPage(await feedGet('/api/v1/items', { query }), query);
 }
@@ -459,10 +475,7 @@ export async function itemsPage(query: Query): Promise<ItemsPage> {
  * rules, so one defect there fails those, not every check that reads items.
  */
 function readItemsPage(res: HttpResponse, query: Query): ItemsPage {
-  if (res.status !== 200)
-    throw new PreconditionFailed(
-      `setup error (precondition): GET /api/v1/items?${new URLSearchParams(query as Record<string, string>)} answered ${res.status}; this check needs that listing (its status is judged by the checks citing the listing's parameters and access)`,
-    );
+  if (res.status !== 200) throw new ListingNotServed(res.status, query);
   const body = inputJson(res, 'GET /api/v1/items');
   const p = profile().items;
   const next = field(body, p.nextCursor!);

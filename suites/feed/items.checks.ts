@@ -10,6 +10,7 @@ import {
   compareLive,
   discoveryJson,
   inputJson,
+  ListingNotServed,
   listOf,
   WINDOW_MS,
   effectiveTime,
@@ -103,6 +104,13 @@ const windowOf = (window: string, by: string) => once(`window:${window}:${by}`, 
  * the service had just handed out that is refused with a client error (once more after the restart invalid_cursor
  * allows) breaks paging under that query; the window checks themselves are left undecided by it.
  */
+/** A continuation page a walk needed and did not get, as the paging rule's failure: following nextCursor is that rule. */
+function followingCursor(e: PreconditionFailed): AssertionViolation {
+  return new AssertionViolation(
+    `following nextCursor: ${e instanceof ListingNotServed ? e.request : e.message.replace(/^setup error \(precondition\): /, '')}`,
+  );
+}
+
 checkGroup('the cursor of each walked listing is followed', () => {
   check(
     {
@@ -115,12 +123,8 @@ checkGroup('the cursor of each walked listing is followed', () => {
       for (const window of ['24h', '7d'])
         for (const by of ['timeline', 'published']) {
           const walked = await windowOf(window, by).catch((e: unknown) => {
-            const refused = e instanceof PreconditionFailed && /[?&]cursor=/.test(e.message) && /answered 4(?!29)\d\d;/.test(e.message);
-            if (refused)
-              throw new AssertionViolation(
-                `following nextCursor: ${e.message.replace(/^setup error \(precondition\): /, '').replace(/; this check needs.*$/, '')}`,
-              );
-            throw e;
+            const refused = e instanceof ListingNotServed && e.query.cursor !== undefined && e.status >= 400 && e.status < 500 && e.status !== 429;
+            throw refused ? followingCursor(e) : e;
           });
           t.cite(...walked.pages.map((p) => p.res));
           followed += walked.pages.filter((p) => new URL(p.res.url).searchParams.has('cursor')).length;
@@ -325,9 +329,7 @@ async function walkListing(t: CheckTools, reference: string[], size: number): Pr
   while (covered() < reference.length && walked.length < reference.length + size && pages < 100) {
     // Following nextCursor is this check's rule: a continuation page that is not served fails it.
     const p: ItemsPage = await page(cursor ? { limit: size, cursor } : { limit: size }).catch((e: unknown) => {
-      if (cursor && e instanceof PreconditionFailed)
-        throw new AssertionViolation(`following nextCursor: ${e.message.replace(/^setup error \(precondition\): /, '')}`);
-      throw e;
+      throw cursor && e instanceof PreconditionFailed ? followingCursor(e) : e;
     });
     t.cite(p.res);
     pages++;
