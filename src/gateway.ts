@@ -958,11 +958,17 @@ export async function requireGenerationServed(t: CheckTools, op: GatewayOperatio
     );
 }
 
+/** The prefix of the keys the suite makes up (the run-wide checks know a made-up key by it). */
+export const MADE_UP_KEY_PREFIX = 'sk-conformance-invalid-';
+
+/** A well-formed key no deployment issued, new at each call (never a secret: it names no account). */
+export function madeUpKey(): string {
+  return `${MADE_UP_KEY_PREFIX}${randomBytes(12).toString('hex')}`;
+}
+
 /** GET /v1/models with a well-formed key no deployment issued, once per run (the bad-credential check and the error samples). */
 export function invalidKeyListing(): Promise<HttpResponse> {
-  return once('invalid-key-listing', () =>
-    gatewayGet('/v1/models', { headers: { authorization: `Bearer sk-conformance-invalid-${randomBytes(12).toString('hex')}` } }),
-  );
+  return once('invalid-key-listing', () => gatewayGet('/v1/models', { headers: { authorization: `Bearer ${madeUpKey()}` } }));
 }
 
 /** The unknown-model request of `op` without any credential, once per run. */

@@ -20,6 +20,7 @@ import {
   requireValidKey,
   typeNames,
   unknownModel,
+  madeUpKey,
 } from '../../src/gateway.js';
 
 /** Errors of each protocol, provoked without generating anything. */
@@ -34,7 +35,7 @@ const samples = (key: string) =>
       await bearerControl(op('messages'), key),
       await gatewaySend('/v1/messages', {
         method: 'POST',
-        headers: { 'x-api-key': `sk-conformance-invalid-${randomBytes(6).toString('hex')}`, ...protocolHeaders('messages') },
+        headers: { 'x-api-key': madeUpKey(), ...protocolHeaders('messages') },
         body: minimalBody('messages', model),
       }),
     ];

@@ -32,8 +32,8 @@ import {
   unknownModelRequest,
   vendorAFields,
   verifyApiKey,
+  madeUpKey,
 } from '../../src/gateway.js';
-import { randomBytes } from 'node:crypto';
 import { once, secret } from '../../src/context.js';
 import { field, kebab } from '../../src/spec.js';
 
@@ -195,7 +195,7 @@ checkGroup('each key state is refused on every path family', () => {
 });
 
 /** A well-formed key no deployment issued, one per run (never a secret: it names no account). */
-const invalidKey = () => once('invalid-key-value', async () => `sk-conformance-invalid-${randomBytes(12).toString('hex')}`);
+const invalidKey = () => once('invalid-key-value', async () => madeUpKey());
 
 /**
  * "An invalid, expired or disabled key gives 401": the invalid key needs no configuration, so it is sent on every

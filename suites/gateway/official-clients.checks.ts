@@ -5,14 +5,13 @@
  * client is not promised by the document; it is run with the deployment's vendor C key header added.
  */
 import { describe } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type OpenAIClient from 'openai';
 import type AnthropicClient from '@anthropic-ai/sdk';
 
 import { check, expect } from '../../src/harness.js';
 import { baseUrl, runContext } from '../../src/context.js';
-import { chosenModel, gw, recordingFetch, requireValidKey, sdkCall, sdkError, unknownModel, withRecordedGlobalFetch } from '../../src/gateway.js';
+import { chosenModel, gw, recordingFetch, requireValidKey, sdkCall, sdkError, unknownModel, withRecordedGlobalFetch, madeUpKey } from '../../src/gateway.js';
 
 const timeout = () => runContext().timeoutMs;
 /**
@@ -45,7 +44,7 @@ async function rejectsAs(call: () => Promise<unknown>, expected: abstract new (.
   const shouldRetry = typeof headers?.get === 'function' ? headers.get('x-should-retry') : null;
   expect(shouldRetry, `x-should-retry on the 4xx ${label} got (the official client retries a 4xx that says "true")`).not.toBe('true');
 }
-const bogus = () => `sk-conformance-invalid-${randomBytes(8).toString('hex')}`;
+const bogus = () => madeUpKey();
 
 // One official client call at a time: the vendor C client goes through the swapped global fetch, which must not
 // carry another check's requests; and an SDK's own connection reuse is not interleaved with other checks.

@@ -5,7 +5,6 @@
  * refusal is never just a path that does not exist (a wrong realtime path answers 404 to every handshake).
  */
 import { describe } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import { check, expect, precondition } from '../../src/harness.js';
 import {
   chosenModel,
@@ -21,6 +20,7 @@ import {
   statedLimit,
   unknownModel,
   type WsOutcome,
+  madeUpKey,
 } from '../../src/gateway.js';
 import type { CheckTools } from '../../src/harness.js';
 import { once, runContext } from '../../src/context.js';
@@ -88,7 +88,7 @@ describe.sequential('the realtime WebSocket', () => {
     async (t) => {
       const key = await requireValidKey(t);
       await shownOpening(t, key);
-      const r = await openRealtime({ protocols: realtimeProtocols(`sk-conformance-invalid-${randomBytes(6).toString('hex')}`), model: await chosenModel() });
+      const r = await openRealtime({ protocols: realtimeProtocols(madeUpKey()), model: await chosenModel() });
       t.observe('refusal', describeOutcome(r));
       expect(r.opened, 'a session opened with an invalid key').toBe(false);
       expect(r.status, `the handshake with an invalid key (${describeOutcome(r)})`).toBe(401);

@@ -16,6 +16,7 @@ import {
   typeNames,
   typeOutOfPlace,
   vendorAFields,
+  MADE_UP_KEY_PREFIX,
 } from '../../src/gateway.js';
 import type { Exchange, HttpResponse } from '../../src/http.js';
 
@@ -42,7 +43,7 @@ const asResponse = (x: Exchange): HttpResponse => ({
 });
 
 /** The suite's made-up keys: sk-conformance-invalid-… (recorded as sent) and the canary (recorded under its name). */
-const madeUp = (s: string | undefined) => s !== undefined && /sk-conformance-invalid-|\$CONFORMANCE_CANARY_KEY/.test(s);
+const madeUp = (s: string | undefined) => s !== undefined && (s.includes(MADE_UP_KEY_PREFIX) || s.includes('$CONFORMANCE_CANARY_KEY'));
 /** The credentials a request carried, as recorded (configured keys under their variable's name), in any header or `key=`. */
 const credentialsOf = (x: Exchange): string[] =>
   [...Object.values(x.requestHeaders ?? {}), new URL(x.url).searchParams.get('key')].filter((c): c is string => c !== null);
