@@ -60,43 +60,17 @@ async function control(t: CheckTools): Promise<void> {
   precondition(j.kind === 'accepted', `GET /v1/models with GATEWAY_API_KEY answered ${j.what}, not 200 with a data array: a refusal could not be told apart`);
 }
 
-/** The rows of the key-form plan: the key states (each configured or not), then a key no deployment issued. */
-const PLAN_ROWS = [...KEY_STATES.map((st) => st.slug), 'invalid-key'];
-
 /**
- * The key form each key state is sent in on each path. The forms are equivalent ("only one is needed"), so a state
- * must be refused in each; a request for every state, form and path would pass the remote budget, so the plan covers
- * pairs: each state meets every key form on some path, each state every path, and on each path the forms are spread
- * over the states (the one met least so far first). Paths are taken fewest forms first, their forms those the valid key
- * is shown taken in there (takenForms: key-placement's requests, made once), the control's form first on ties.
+ * The key forms each key state is sent in on a path: every form the path takes. The forms are equivalent ("only one
+ * is needed"), so a state must be refused in each, on each path: the whole product of key state, key form and path
+ * (11 forms over the five paths, so seven rows of eleven requests, within the remote budget). A path's forms are
+ * those the valid key is shown taken in there (takenForms: key-placement's requests, made once), the control's form
+ * first.
  */
-const formPlan = (valid: string) =>
-  once('key-form-plan', async () => {
-    const forms = new Map<string, KeyForm[]>();
-    for (const op of operations.filter((o) => !o.websocket)) {
-      const first = op.operationId === 'listModels' ? 'bearer' : (await pathServed(op, valid)).form;
-      forms.set(op.operationId, await takenForms(op, valid, first));
-    }
-    const order = [...forms.keys()].sort((x, y) => forms.get(x)!.length - forms.get(y)!.length);
-    const used = new Map<string, number>();
-    const plan = new Map<string, KeyForm>();
-    for (const row of PLAN_ROWS) {
-      const met = new Set<KeyForm>();
-      for (const op of order) {
-        const n = (f: KeyForm) => used.get(`${op}:${f}`) ?? 0;
-        const form = [...forms.get(op)!].sort((x, y) => Number(met.has(x)) - Number(met.has(y)) || n(x) - n(y))[0]!;
-        met.add(form);
-        used.set(`${op}:${form}`, n(form) + 1);
-        plan.set(`${row}:${op}`, form);
-      }
-    }
-    return plan;
-  });
-
-/** The form the plan sends key state `slug` (a KEY_STATES slug, or 'invalid-key') in on `op`. */
-async function stateForm(slug: string, op: GatewayOperation, valid: string): Promise<KeyForm> {
-  return (await formPlan(valid)).get(`${slug}:${op.operationId}`)!;
-}
+const pathForms = (op: GatewayOperation, valid: string) =>
+  once(`key-forms:${op.operationId}`, async () =>
+    takenForms(op, valid, op.operationId === 'listModels' ? 'bearer' : (await pathServed(op, valid)).form),
+  );
 
 /** A key refusal is an error of the gateway itself: type gateway_error (the deployment's name for it). */
 function expectGatewayError(t: CheckTools, res: HttpResponse, what: string): void {
@@ -116,16 +90,18 @@ checkGroup('keys that must not pass the authentication check', () => {
     reqs: stateRequirements(st, 'gw-error-type-values', 'gw-auth-forms-equivalent'),
   }));
   for (const c of cases) {
-    check({ id: c.id, title: `${c.title} (the states meet every key form across the paths)`, requirements: c.reqs }, async (t) => {
+    check({ id: c.id, title: `${c.title} (in every key form it takes)`, requirements: c.reqs }, async (t) => {
       const key = requireKey(t, c.v);
       await control(t);
-      const form = await stateForm(c.slug, listModels, secret('GATEWAY_API_KEY')!);
-      const res = await authCheck(key, form);
-      t.cite(res);
-      t.observe(`status (${FORM_LABEL[form]})`, String(res.status));
-      expect(res.status, `GET /v1/models with ${c.v} in ${FORM_LABEL[form]}`).toBeOneOf(c.statuses);
-      // A state checked alone cites its own requirement only: its type is read on the other vendor A paths (below).
-      if (!c.alone) expectGatewayError(t, res, `${c.v} in ${FORM_LABEL[form]}`);
+      const forms = await pathForms(listModels, secret('GATEWAY_API_KEY')!);
+      const answers = await Promise.all(forms.map((form) => authCheck(key, form)));
+      t.cite(...answers);
+      forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
+      forms.forEach((form, k) => {
+        expect(answers[k]!.status, `GET /v1/models with ${c.v} in ${FORM_LABEL[form]}`).toBeOneOf(c.statuses);
+        // A state checked alone cites its own requirement only: its type is read on the other vendor A paths (below).
+        if (!c.alone) expectGatewayError(t, answers[k]!, `${c.v} in ${FORM_LABEL[form]}`);
+      });
     });
   }
 
@@ -138,14 +114,20 @@ checkGroup('keys that must not pass the authentication check', () => {
     async (t) => {
       const key = requireKey(t, 'GATEWAY_IP_DENIED_KEY');
       await control(t);
-      const form = await stateForm(KEY_STATES.find((st) => st.v === 'GATEWAY_IP_DENIED_KEY')!.slug, listModels, secret('GATEWAY_API_KEY')!);
-      const res = await authCheck(key, form);
-      t.cite(res);
-      expect(res.status, `GET /v1/models from outside the allow list, the key in ${FORM_LABEL[form]}`).toBe(403);
-      expectGatewayError(t, res, `GATEWAY_IP_DENIED_KEY in ${FORM_LABEL[form]}`);
-      const { code, message } = vendorAFields(res.body);
-      expect(code, 'error.code of the IP allow-list refusal (the code table: "access denied, for example IP not in the allow list")').toBe('access_denied');
-      expect(String(message), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+      const forms = await pathForms(listModels, secret('GATEWAY_API_KEY')!);
+      const answers = await Promise.all(forms.map((form) => authCheck(key, form)));
+      t.cite(...answers);
+      forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
+      forms.forEach((form, k) => {
+        const res = answers[k]!;
+        expect(res.status, `GET /v1/models from outside the allow list, the key in ${FORM_LABEL[form]}`).toBe(403);
+        expectGatewayError(t, res, `GATEWAY_IP_DENIED_KEY in ${FORM_LABEL[form]}`);
+        const { code, message } = vendorAFields(res.body);
+        expect(code, `error.code of the IP allow-list refusal in ${FORM_LABEL[form]} (the code table: "access denied, for example IP not in the allow list")`).toBe(
+          'access_denied',
+        );
+        expect(String(message), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+      });
     },
   );
 });
@@ -166,8 +148,8 @@ checkGroup('each key state is refused on every path family', () => {
       check(
         {
           id: GW_CHECK_IDS.keyState(st.slug, op.operationId),
-          title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}, in the key form the plan gives it there`,
-          // The IP allow list's own code (access_denied), read here too; the forms are equivalent, so the plan spreads them.
+          title: `${op.method} ${op.display} refuses ${st.what} with ${st.statuses.join(' or ')}, in every key form the path takes`,
+          // The IP allow list's own code (access_denied), read here too; the forms are equivalent, so each is sent.
           requirements: stateRequirements(st, ...(st.v === 'GATEWAY_IP_DENIED_KEY' ? ['gw-error-code-values'] : []), 'gw-auth-forms-equivalent'),
         },
         async (t) => {
@@ -176,18 +158,21 @@ checkGroup('each key state is refused on every path family', () => {
           const c = await pathServed(op, valid);
           t.cite(...c.evidence);
           precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
-          const form = await stateForm(st.slug, op, valid);
-          const res = await stateRequest(st, op, key, form);
-          const where = `${op.method} ${op.display} with ${st.v} in ${FORM_LABEL[form]}`;
-          t.cite(res);
-          t.observe(`status (${FORM_LABEL[form]})`, String(res.status));
-          if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
-          expect(res.status, `${where} (with the valid key: ${c.what})`).toBeOneOf(st.statuses);
-          if (st.v !== 'GATEWAY_IP_DENIED_KEY') return;
-          // The IP allow list's own code and message, wherever the path's envelope carries them.
-          if (shapeFor(op.display))
-            expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display}`).toContain('access_denied');
-          expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+          const forms = await pathForms(op, valid);
+          const answers = await Promise.all(forms.map((form) => stateRequest(st, op, key, form)));
+          t.cite(...answers);
+          forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
+          for (const [k, form] of forms.entries()) {
+            const res = answers[k]!;
+            const where = `${op.method} ${op.display} with ${st.v} in ${FORM_LABEL[form]}`;
+            if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
+            expect(res.status, `${where} (with the valid key: ${c.what})`).toBeOneOf(st.statuses);
+            if (st.v !== 'GATEWAY_IP_DENIED_KEY') continue;
+            // The IP allow list's own code and message, wherever the path's envelope carries them.
+            if (shapeFor(op.display))
+              expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display} (${FORM_LABEL[form]})`).toContain('access_denied');
+            expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+          }
         },
       );
     }
@@ -199,15 +184,15 @@ const invalidKey = () => once('invalid-key-value', async () => madeUpKey());
 
 /**
  * "An invalid, expired or disabled key gives 401": the invalid key needs no configuration, so it is sent on every
- * path (the model listing included, besides its Bearer check in models.checks.ts), in the form the plan gives it
- * there, with the path's unknown-model request.
+ * path (the model listing included, besides its Bearer check in models.checks.ts), in every key form the path
+ * takes, with the path's unknown-model request.
  */
 checkGroup('an invalid key is refused on every path', () => {
   for (const op of operations.filter((o) => !o.websocket)) {
     check(
       {
         id: `gw-invalid-key-refused-on-${kebab(op.operationId)}`,
-        title: `${op.method} ${op.display} refuses a key no deployment issued with 401 (in the key form the plan gives it there)`,
+        title: `${op.method} ${op.display} refuses a key no deployment issued with 401 (in every key form the path takes)`,
         // On the model listing this is its row's "401 on bad credential" too (models.checks.ts reads it with Bearer).
         requirements: [...(op.operationId === 'listModels' ? ['gw-models-bad-credential-401'] : []), 'gw-key-invalid-401', 'gw-status-401-key'],
       },
@@ -216,13 +201,16 @@ checkGroup('an invalid key is refused on every path', () => {
         const c = await pathServed(op, valid);
         t.cite(...c.evidence);
         precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
-        const form = await stateForm('invalid-key', op, valid);
-        const res = await once(`invalid-key:${op.operationId}`, async () => unknownModelRequest(op, placeKey(form, await invalidKey())));
-        t.cite(res);
-        t.observe(`status (${FORM_LABEL[form]})`, String(res.status));
-        const where = `${op.method} ${op.display} with a key no deployment issued in ${FORM_LABEL[form]}`;
-        if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
-        expect(res.status, `${where} (with the valid key: ${c.what})`).toBe(401);
+        const forms = await pathForms(op, valid);
+        const key = await invalidKey();
+        const answers = await Promise.all(forms.map((form) => once(`invalid-key:${op.operationId}:${form}`, () => unknownModelRequest(op, placeKey(form, key)))));
+        t.cite(...answers);
+        forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
+        for (const [k, form] of forms.entries()) {
+          const where = `${op.method} ${op.display} with a key no deployment issued in ${FORM_LABEL[form]}`;
+          if (answers[k]!.status >= 200 && answers[k]!.status < 300) t.violation(`${where} was served (${answers[k]!.status})`);
+          expect(answers[k]!.status, `${where} (with the valid key: ${c.what})`).toBe(401);
+        }
       },
     );
   }
@@ -248,15 +236,15 @@ checkGroup('a key refusal is an error of the gateway itself on every path', () =
         t.cite(...served.evidence);
         precondition(served.served, `the same request with the valid key answered ${served.what}: a refusal could not be told apart`);
         let judged = 0;
-        for (const st of configured) {
-          const form = await stateForm(st.slug, op, secret('GATEWAY_API_KEY')!);
-          const res = await stateRequest(st, op, secret(st.v)!, form);
-          t.cite(res);
-          // A state served or refused with another status is the key-state checks' finding; only refusals are read here.
-          if (res.status !== 401 && res.status !== 403) continue;
-          judged++;
-          expectGatewayError(t, res, `${st.what} on ${op.display} (${FORM_LABEL[form]})`);
-        }
+        for (const st of configured)
+          for (const form of await pathForms(op, secret('GATEWAY_API_KEY')!)) {
+            const res = await stateRequest(st, op, secret(st.v)!, form);
+            t.cite(res);
+            // A state served or refused with another status is the key-state checks' finding; only refusals are read here.
+            if (res.status !== 401 && res.status !== 403) continue;
+            judged++;
+            expectGatewayError(t, res, `${st.what} on ${op.display} (${FORM_LABEL[form]})`);
+          }
         precondition(judged > 0, `no key state was refused with 401 or 403 on ${op.display}`, ...refusalRequirements(configured));
       },
     );
@@ -284,18 +272,18 @@ checkGroup('a key refusal names a code of the code tables where the envelope hol
         const codes = await gatewayCodes();
         let judged = 0;
         let refused = 0;
-        for (const st of configured) {
-          const form = await stateForm(st.slug, op, secret('GATEWAY_API_KEY')!);
-          const res = await stateRequest(st, op, secret(st.v)!, form);
-          t.cite(res);
-          if (res.status >= 400) refused++;
-          // Only a vendor B envelope (top-level type "error") holds the code in error.type; another envelope is gw-error-shape-vendor-b's finding.
-          if (res.status < 400 || field(parseOr(res.body), 'type') !== 'error') continue;
-          judged++;
-          const code = looseErrorCodes(res.body)[1];
-          t.observe(`code (${st.slug}, ${FORM_LABEL[form]})`, JSON.stringify(code));
-          expect(code, `error.type (the code) of the refusal of ${st.what} on ${op.display} (${FORM_LABEL[form]})`).toBeOneOf([...codes]);
-        }
+        for (const st of configured)
+          for (const form of await pathForms(op, secret('GATEWAY_API_KEY')!)) {
+            const res = await stateRequest(st, op, secret(st.v)!, form);
+            t.cite(res);
+            if (res.status >= 400) refused++;
+            // Only a vendor B envelope (top-level type "error") holds the code in error.type; another envelope is gw-error-shape-vendor-b's finding.
+            if (res.status < 400 || field(parseOr(res.body), 'type') !== 'error') continue;
+            judged++;
+            const code = looseErrorCodes(res.body)[1];
+            t.observe(`code (${st.slug}, ${FORM_LABEL[form]})`, JSON.stringify(code));
+            expect(code, `error.type (the code) of the refusal of ${st.what} on ${op.display} (${FORM_LABEL[form]})`).toBeOneOf([...codes]);
+          }
         precondition(
           judged > 0,
           refused > 0
