@@ -10,7 +10,7 @@
  * reports as "before"), and again after. It sends traffic only to the references it starts on loopback.
  */
 import { parseArgs } from 'node:util';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BlindVariant } from '../fixtures/blind.js';
@@ -128,6 +128,9 @@ async function measure(v: BlindVariant, fresh: () => BlindVariant): Promise<Row>
   }
   try {
     const run = await runCli([...args, '--no-html'], { env, timeoutMs: 300_000 });
+    // A run's report directory (about 8 MB) is read here and then removed: a set of a few hundred variants left a
+    // few gigabytes in the temporary directory.
+    rmSync(run.reportDir, { recursive: true, force: true });
     const s = run.summary;
     const by = (s?.checks ?? []).filter((c) => c.verdict === 'failed' || c.verdict === 'warning').map((c) => `${c.verdict === 'warning' ? '~' : ''}${c.id}`);
     return {
