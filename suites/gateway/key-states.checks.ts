@@ -68,9 +68,7 @@ async function control(t: CheckTools): Promise<void> {
  * first.
  */
 const pathForms = (op: GatewayOperation, valid: string) =>
-  once(`key-forms:${op.operationId}`, async () =>
-    takenForms(op, valid, op.operationId === 'listModels' ? 'bearer' : (await pathServed(op, valid)).form),
-  );
+  once(`key-forms:${op.operationId}`, async () => takenForms(op, valid, op.operationId === 'listModels' ? 'bearer' : (await pathServed(op, valid)).form));
 
 /** A key refusal is an error of the gateway itself: type gateway_error (the deployment's name for it). */
 function expectGatewayError(t: CheckTools, res: HttpResponse, what: string): void {
@@ -123,9 +121,10 @@ checkGroup('keys that must not pass the authentication check', () => {
         expect(res.status, `GET /v1/models from outside the allow list, the key in ${FORM_LABEL[form]}`).toBe(403);
         expectGatewayError(t, res, `GATEWAY_IP_DENIED_KEY in ${FORM_LABEL[form]}`);
         const { code, message } = vendorAFields(res.body);
-        expect(code, `error.code of the IP allow-list refusal in ${FORM_LABEL[form]} (the code table: "access denied, for example IP not in the allow list")`).toBe(
-          'access_denied',
-        );
+        expect(
+          code,
+          `error.code of the IP allow-list refusal in ${FORM_LABEL[form]} (the code table: "access denied, for example IP not in the allow list")`,
+        ).toBe('access_denied');
         expect(String(message), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
       });
     },
@@ -170,7 +169,9 @@ checkGroup('each key state is refused on every path family', () => {
             if (st.v !== 'GATEWAY_IP_DENIED_KEY') continue;
             // The IP allow list's own code and message, wherever the path's envelope carries them.
             if (shapeFor(op.display))
-              expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display} (${FORM_LABEL[form]})`).toContain('access_denied');
+              expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display} (${FORM_LABEL[form]})`).toContain(
+                'access_denied',
+              );
             expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
           }
         },
@@ -203,7 +204,9 @@ checkGroup('an invalid key is refused on every path', () => {
         precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
         const forms = await pathForms(op, valid);
         const key = await invalidKey();
-        const answers = await Promise.all(forms.map((form) => once(`invalid-key:${op.operationId}:${form}`, () => unknownModelRequest(op, placeKey(form, key)))));
+        const answers = await Promise.all(
+          forms.map((form) => once(`invalid-key:${op.operationId}:${form}`, () => unknownModelRequest(op, placeKey(form, key)))),
+        );
         t.cite(...answers);
         forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
         for (const [k, form] of forms.entries()) {
