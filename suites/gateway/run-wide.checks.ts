@@ -107,6 +107,35 @@ async function everyMadeUpKey401(t: CheckTools): Promise<void> {
   t.observe('requests with a made-up key', String(carried.length));
 }
 
+/** Every 401 of the run names the request's own key: none carries an upstream account's channel: code. */
+async function every401AboutTheKey(t: CheckTools): Promise<void> {
+  const seen = gatewayExchanges().filter((x) => x.status === 401 && !x.truncated);
+  if (seen.length === 0) return t.notApplicable('the run saw no 401');
+  // 401 is "key invalid, expired or disabled: check or replace the key", the caller's; channel: codes name an
+  // upstream account's failure (the code table: "upstream account credential invalid"), which is not the caller's key.
+  for (const x of seen) {
+    const code = looseErrorCodes(x.responseBody ?? '').find((c) => typeof c === 'string' && c.startsWith('channel:'));
+    if (code)
+      t.violation(`${x.method} ${x.url}: a 401 with code ${code}, an upstream account's failure, tells the caller to replace a key that is not at fault`);
+  }
+  t.observe('401s read', String(seen.length));
+}
+
+/** No error body of the run carries a credential-shaped string. */
+async function noCredentialInAnyError(t: CheckTools): Promise<void> {
+  const errors = runExchanges('gateway').filter((x) => (x.status ?? 0) >= 400 && x.responseBody);
+  if (errors.length === 0) return t.notApplicable('the run saw no error body');
+  const found: string[] = [];
+  for (const x of errors) {
+    const fragments = credentialFragments(x.responseBody ?? '');
+    // The fragment is named redacted; the exchange itself is not attached (its body carries the credential).
+    if (fragments.length) found.push(`${x.method} ${x.url} (${x.status}): ${[...new Set(fragments)].join('; ')}`);
+  }
+  t.observe('error bodies scanned', String(errors.length));
+  if (found.length)
+    t.violation(`error messages must be redacted of sensitive data; credential-shaped strings in ${found.length} error bodies:\n${found.join('\n')}`);
+}
+
 // After every other gateway check, one at a time: these read every response the run saw.
 describe.sequential('every response the run saw', () => {
   check(
@@ -166,6 +195,15 @@ describe.sequential('every response the run saw', () => {
 
   check(
     {
+      id: 'gw-every-401-about-the-key',
+      title: "every 401 of the run was about the request's own key: none carried an upstream account's channel: code",
+      requirements: ['gw-status-401-key'],
+    },
+    every401AboutTheKey,
+  );
+
+  check(
+    {
       id: 'gw-every-made-up-key-401',
       title: 'every request of the run that carried a key the suite made up (well-formed, issued by no deployment) was answered 401',
       requirements: ['gw-key-invalid-401', 'gw-models-bad-credential-401'],
@@ -179,19 +217,7 @@ describe.sequential('every response the run saw', () => {
       title: 'no error body of the run carries a credential-shaped string (sk- keys, bearer tokens, vendor key formats)',
       requirements: ['gw-error-message-redacted'],
     },
-    async (t) => {
-      const errors = runExchanges('gateway').filter((x) => (x.status ?? 0) >= 400 && x.responseBody);
-      if (errors.length === 0) return t.notApplicable('the run saw no error body');
-      const found: string[] = [];
-      for (const x of errors) {
-        const fragments = credentialFragments(x.responseBody ?? '');
-        // The fragment is named redacted; the exchange itself is not attached (its body carries the credential).
-        if (fragments.length) found.push(`${x.method} ${x.url} (${x.status}): ${[...new Set(fragments)].join('; ')}`);
-      }
-      t.observe('error bodies scanned', String(errors.length));
-      if (found.length)
-        t.violation(`error messages must be redacted of sensitive data; credential-shaped strings in ${found.length} error bodies:\n${found.join('\n')}`);
-    },
+    noCredentialInAnyError,
   );
 });
 
