@@ -258,23 +258,9 @@ export function hotTopicsTen(seen: Seen[], listPath: string): Judged {
   const bad = of.flatMap(({ s, list }) => {
     const entries = list as unknown[];
     if (entries.length !== 10) return [`${at(s)}: ${entries.length} entries`];
-    const topics = entries.map((e) => JSON.stringify(typeof e === 'object' && e !== null ? Object.entries(e).filter(([k]) => k !== 'rank') : e));
+    const topics = entries.map((e) => canonical(e, ['rank']));
     const twice = entries.filter((_e, i) => topics.indexOf(topics[i]!) !== i).map((e) => JSON.stringify(field(e, 'rank')));
     return twice.length ? [`${at(s)}: the entries ranked ${twice.join(', ')} repeat an earlier entry in everything but rank`] : [];
-  });
-  return { judged: of.length, bad };
-}
-
-/**
- * Every story 200 of the run lists each report of its coverage timeline once (feed-story-timeline-order: a timeline
- * of reports; a report is an item, named by the item id): the same report at two places is no timeline.
- */
-export function timelineOnce(seen: Seen[], p: { root: string; timeline: string; id: string }): Judged {
-  const of = seen.filter((s) => s.path.startsWith('/api/v1/stories/') && s.status === 200 && Array.isArray(field(field(s.body, p.root), p.timeline)));
-  const bad = of.flatMap((s) => {
-    const ids = (field(field(s.body, p.root), p.timeline) as unknown[]).map((e) => field(e, p.id)).filter((id) => typeof id === 'string');
-    const twice = [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))];
-    return twice.length ? [`${at(s)}: report ${twice.map((id) => JSON.stringify(id)).join(', ')} listed twice on its timeline`] : [];
   });
   return { judged: of.length, bad };
 }

@@ -22,7 +22,6 @@ import {
   itemsOf,
   hotTopicsSMaxAge,
   hotTopicsTen,
-  timelineOnce,
   locationSurvives,
   redirectsLocated,
   lostByWalk,
@@ -717,24 +716,6 @@ describe.sequential('between two exchanges of the run: freshness and the hot-top
         hotTopicsTen(runSeen(), profile().hotTopics.list!),
         'no hot-topics 200 of the run had a list',
         'hot-topics answers had another number of entries than ten, or one topic twice',
-      );
-    },
-  );
-
-  check(
-    {
-      id: 'feed-run-story-timeline-once',
-      title: 'every story 200 of the run, before and after new coverage or an edit, lists each report of its timeline once',
-      requirements: ['feed-story-timeline-order'],
-    },
-    async (t) => {
-      t.cite(...(await lateLook()).res);
-      const p = profile();
-      judge(
-        t,
-        timelineOnce(runSeen(), { root: p.story.root!, timeline: p.story.timeline!, id: p.items.id! }),
-        'no story 200 of the run held a timeline',
-        'story answers listed a report twice on their timeline',
       );
     },
   );
