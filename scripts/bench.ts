@@ -8,7 +8,7 @@
  * (scripts/latency-proxy.ts), once with `--concurrency 1` and once with the default; per row the proxies' peak of
  * requests in flight per origin.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -80,6 +80,8 @@ async function loopbackRows() {
   }
   for (const r of rows) {
     const run = await r.run();
+    // The summary is read: the run's report directory goes (a bench left a few in the temporary directory each time).
+    rmSync(run.reportDir, { recursive: true, force: true });
     const s = run.summary;
     if (!s) {
       console.log(`${r.name}: no summary (exit ${run.code})\n${run.stderr.slice(-1000)}`);
@@ -144,6 +146,7 @@ async function throughProxies(delayMs: number, args: string[]): Promise<Omit<Lat
       reportDir: mkdtempSync(path.join(tmpdir(), 'bench-latency-')),
       timeoutMs: 1_200_000,
     });
+    rmSync(run.reportDir, { recursive: true, force: true });
     return { run, feed: { ...feedProxy.stats }, gateway: { ...gatewayProxy.stats } };
   } finally {
     await Promise.all([feedProxy.close(), gatewayProxy.close()]);
