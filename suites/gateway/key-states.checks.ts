@@ -70,6 +70,20 @@ async function control(t: CheckTools): Promise<void> {
 const pathForms = (op: GatewayOperation, valid: string) =>
   once(`key-forms:${op.operationId}`, async () => takenForms(op, valid, op.operationId === 'listModels' ? 'bearer' : (await pathServed(op, valid)).form));
 
+/** `send` in every key form `op` takes, cited, with each form's status observed: each form and its answer, in order. */
+async function inEveryForm(
+  t: CheckTools,
+  op: GatewayOperation,
+  valid: string,
+  send: (form: KeyForm) => Promise<HttpResponse>,
+): Promise<[KeyForm, HttpResponse][]> {
+  const forms = await pathForms(op, valid);
+  const answers = await Promise.all(forms.map(send));
+  t.cite(...answers);
+  forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
+  return forms.map((form, k) => [form, answers[k]!]);
+}
+
 /** A key refusal is an error of the gateway itself: type gateway_error (the deployment's name for it). */
 function expectGatewayError(t: CheckTools, res: HttpResponse, what: string): void {
   const { type, code } = vendorAFields(res.body);
@@ -91,15 +105,11 @@ checkGroup('keys that must not pass the authentication check', () => {
     check({ id: c.id, title: `${c.title} (in every key form it takes)`, requirements: c.reqs }, async (t) => {
       const key = requireKey(t, c.v);
       await control(t);
-      const forms = await pathForms(listModels, secret('GATEWAY_API_KEY')!);
-      const answers = await Promise.all(forms.map((form) => authCheck(key, form)));
-      t.cite(...answers);
-      forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
-      forms.forEach((form, k) => {
-        expect(answers[k]!.status, `GET /v1/models with ${c.v} in ${FORM_LABEL[form]}`).toBeOneOf(c.statuses);
+      for (const [form, res] of await inEveryForm(t, listModels, secret('GATEWAY_API_KEY')!, (form) => authCheck(key, form))) {
+        expect(res.status, `GET /v1/models with ${c.v} in ${FORM_LABEL[form]}`).toBeOneOf(c.statuses);
         // A state checked alone cites its own requirement only: its type is read on the other vendor A paths (below).
-        if (!c.alone) expectGatewayError(t, answers[k]!, `${c.v} in ${FORM_LABEL[form]}`);
-      });
+        if (!c.alone) expectGatewayError(t, res, `${c.v} in ${FORM_LABEL[form]}`);
+      }
     });
   }
 
@@ -112,12 +122,7 @@ checkGroup('keys that must not pass the authentication check', () => {
     async (t) => {
       const key = requireKey(t, 'GATEWAY_IP_DENIED_KEY');
       await control(t);
-      const forms = await pathForms(listModels, secret('GATEWAY_API_KEY')!);
-      const answers = await Promise.all(forms.map((form) => authCheck(key, form)));
-      t.cite(...answers);
-      forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
-      forms.forEach((form, k) => {
-        const res = answers[k]!;
+      for (const [form, res] of await inEveryForm(t, listModels, secret('GATEWAY_API_KEY')!, (form) => authCheck(key, form))) {
         expect(res.status, `GET /v1/models from outside the allow list, the key in ${FORM_LABEL[form]}`).toBe(403);
         expectGatewayError(t, res, `GATEWAY_IP_DENIED_KEY in ${FORM_LABEL[form]}`);
         const { code, message } = vendorAFields(res.body);
@@ -126,7 +131,7 @@ checkGroup('keys that must not pass the authentication check', () => {
           `error.code of the IP allow-list refusal in ${FORM_LABEL[form]} (the code table: "access denied, for example IP not in the allow list")`,
         ).toBe('access_denied');
         expect(String(message), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
-      });
+      }
     },
   );
 });
@@ -157,12 +162,7 @@ checkGroup('each key state is refused on every path family', () => {
           const c = await pathServed(op, valid);
           t.cite(...c.evidence);
           precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
-          const forms = await pathForms(op, valid);
-          const answers = await Promise.all(forms.map((form) => stateRequest(st, op, key, form)));
-          t.cite(...answers);
-          forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
-          for (const [k, form] of forms.entries()) {
-            const res = answers[k]!;
+          for (const [form, res] of await inEveryForm(t, op, valid, (form) => stateRequest(st, op, key, form))) {
             const where = `${op.method} ${op.display} with ${st.v} in ${FORM_LABEL[form]}`;
             if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
             expect(res.status, `${where} (with the valid key: ${c.what})`).toBeOneOf(st.statuses);
@@ -202,17 +202,11 @@ checkGroup('an invalid key is refused on every path', () => {
         const c = await pathServed(op, valid);
         t.cite(...c.evidence);
         precondition(c.served, `the same request with the valid key answered ${c.what}, not ${documentedSuccess(op)}: a refusal could not be told apart`);
-        const forms = await pathForms(op, valid);
         const key = await invalidKey();
-        const answers = await Promise.all(
-          forms.map((form) => once(`invalid-key:${op.operationId}:${form}`, () => unknownModelRequest(op, placeKey(form, key)))),
-        );
-        t.cite(...answers);
-        forms.forEach((form, k) => t.observe(`status (${FORM_LABEL[form]})`, String(answers[k]!.status)));
-        for (const [k, form] of forms.entries()) {
+        for (const [form, res] of await inEveryForm(t, op, valid, (form) => unknownModelRequest(op, placeKey(form, key)))) {
           const where = `${op.method} ${op.display} with a key no deployment issued in ${FORM_LABEL[form]}`;
-          if (answers[k]!.status >= 200 && answers[k]!.status < 300) t.violation(`${where} was served (${answers[k]!.status})`);
-          expect(answers[k]!.status, `${where} (with the valid key: ${c.what})`).toBe(401);
+          if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
+          expect(res.status, `${where} (with the valid key: ${c.what})`).toBe(401);
         }
       },
     );
