@@ -294,6 +294,13 @@ async function streamFacets(): Promise<Facet[]> {
     const place = `${op.method} ${op.display} with "stream": true`;
     for (const st of KEY_STATES)
       add(st.reqs[0]!, `${st.slug}@${op.operationId}`, `${place} refuses ${st.what} before any stream`, GW_CHECK_IDS.streamKeyState(st.slug, op.operationId));
+    for (const form of LIMITED_FORMS.filter((f) => !op.forms.includes(f)))
+      add(
+        formRefusedRequirement(form),
+        `${form}@${op.operationId}`,
+        `${place} refuses a key in ${FORM_LABEL[form]} (not listed for it)`,
+        GW_CHECK_IDS.streamFormRefused(form, op.operationId),
+      );
     add(
       'gw-429-per-user',
       op.operationId,

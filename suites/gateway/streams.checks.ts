@@ -36,6 +36,8 @@ import {
   STREAM_OPERATIONS,
   takenForms,
   FORM_LABEL,
+  formRefusedRequirement,
+  LIMITED_FORMS,
   typeNames,
   unknownModel,
   vendorAFields,
@@ -45,6 +47,7 @@ import type { HttpResponse } from '../../src/http.js';
 import type { JsonSchema } from '../../src/spec.js';
 
 const operations = (await gatewayOperations()).filter((o) => STREAM_OPERATIONS.includes(o.operationId));
+const REFUSED = [401, 403];
 const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
 
 /** The path takes the valid key (its unknown-model request answered as documented): a refusal is then about what changed. */
@@ -81,9 +84,21 @@ function truncatedStreamBody(op: GatewayOperation, model: string): string {
   return `{"model": ${JSON.stringify(model)}, "stream": true, ${JSON.stringify(prompt)}: ${JSON.stringify(body[prompt]).slice(0, 1)}`;
 }
 
-/** A key state's streamed request on `op`, once per run (its status and its type are two checks). */
-const stateStream = (slug: string, op: GatewayOperation, key: string, form: KeyForm) =>
-  once(`stream-key-state:${slug}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
+/**
+ * A key state's streamed request on `op`, once per run (its status and its type are two checks). The states take turns
+ * over the forms the path was shown to take the valid key in (the key-state order, from the form the valid key was
+ * first served in): every form a streamed request on the path reads is met by some state, for the requests of one form.
+ */
+async function stateStream(t: CheckTools, st: (typeof KEY_STATES)[number], op: GatewayOperation, key: string): Promise<{ res: HttpResponse; form: KeyForm }> {
+  const { key: valid, form: first } = await served(t, op);
+  const forms = await takenForms(op, valid, first);
+  const form = forms[KEY_STATES.indexOf(st) % forms.length]!;
+  const res = await once(`stream-key-state:${st.slug}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
+  return { res, form };
+}
+
+/** The streamed request of `op` without any credential, once per run (its check, and the refused-form checks' control). */
+const noCredentialStream = (op: GatewayOperation) => once(`stream-no-credential:${op.operationId}`, () => streamedRequest(op, unknownModel(), undefined));
 
 // "Every request carries a credential": a streamed request without one is refused before any stream, as a plain one is.
 checkGroup('a streamed request without any credential is refused', () => {
@@ -96,10 +111,42 @@ checkGroup('a streamed request without any credential is refused', () => {
       },
       async (t) => {
         await served(t, op);
-        const res = await streamedRequest(op, unknownModel(), undefined);
-        await refusedBeforeStream(t, op, res, [401], 'no credential');
+        await refusedBeforeStream(t, op, await noCredentialStream(op), [401], 'no credential');
       },
     );
+  }
+});
+
+/**
+ * "Where to put the key" holds for a streamed request as for any other: a form the Authentication table does not list
+ * for the path is no credential there, and the request is refused before any stream (?key= explicitly: "It works only
+ * on vendor C paths and /v1/models"). A streaming handler that reads every form lets the key in.
+ */
+checkGroup('a streamed request with the key in a form its path does not list is refused', () => {
+  for (const op of operations) {
+    for (const form of LIMITED_FORMS.filter((f) => !op.forms.includes(f))) {
+      check(
+        {
+          id: GW_CHECK_IDS.streamFormRefused(form, op.operationId),
+          title: `${op.method} ${op.display} with "stream": true refuses a key given in ${FORM_LABEL[form]}, before any stream`,
+          requirements: [formRefusedRequirement(form)],
+        },
+        async (t) => {
+          const { key } = await served(t, op);
+          const res = await streamedRequest(op, unknownModel(), placeKey(form, key));
+          if (!REFUSED.includes(res.status)) {
+            // Taken as a key, or streamed without one? The latter is the streamed no-credential check's failure.
+            const none = await noCredentialStream(op);
+            t.cite(none);
+            if (!REFUSED.includes(none.status))
+              t.notApplicable(
+                `${op.method} ${op.display} with "stream": true answered ${none.status} without any credential: it takes no key there, so no form can be refused (gw-credential-required's finding)`,
+              );
+          }
+          await refusedBeforeStream(t, op, res, REFUSED, `the key in ${FORM_LABEL[form]} (not listed for the path)`);
+        },
+      );
+    }
   }
 });
 
@@ -114,9 +161,9 @@ checkGroup('the refusals that precede a stream', () => {
         },
         async (t) => {
           const stateKey = requireKey(t, st.v);
-          const { form } = await served(t, op);
-          // The state's key in the form the valid key was shown taken in.
-          const res = await stateStream(st.slug, op, stateKey, form);
+          // The state's key in its turn of the forms the valid key was shown taken in.
+          const { res, form } = await stateStream(t, st, op, stateKey);
+          t.observe('key form', FORM_LABEL[form]);
           await refusedBeforeStream(t, op, res, st.statuses, st.what);
           if (st.v !== 'GATEWAY_IP_DENIED_KEY') return;
           if (shapeFor(op.display))
@@ -136,10 +183,10 @@ checkGroup('the refusals that precede a stream', () => {
         async (t) => {
           const configured = KEY_STATES.filter((st) => secret(st.v));
           if (configured.length === 0) t.notConfigured(KEY_STATES.map((st) => st.v).join(', '));
-          const { form } = await served(t, op);
+          await served(t, op);
           let judged = 0;
           for (const st of configured) {
-            const res = await stateStream(st.slug, op, secret(st.v)!, form);
+            const { res } = await stateStream(t, st, op, secret(st.v)!);
             t.cite(res);
             if (res.status !== 401 && res.status !== 403) continue;
             judged++;
