@@ -51,9 +51,9 @@ const credentialsOf = (x: Exchange): string[] =>
 const REFUSED_KEY = /\$GATEWAY_(EXPIRED|DISABLED|IP_DENIED|ACCOUNT_DISABLED)_KEY\b|\$GATEWAY_MANAGEMENT_TOKEN\b|conformance-unknown-credential/;
 
 /**
- * An error the gateway produced itself, whatever the deployment: the 404 of a path the suite made up, and the 401 or
- * 403 refusing a key the suite made up or one of the configured key states (the gateway's own keys, accounts and
- * allow lists: no upstream judges them). The type table: gateway_error is the "error produced by the gateway itself".
+ * An error the gateway produced itself, whatever the deployment: the 404 of a path the suite made up, the 401 or 403
+ * refusing a key the suite made up or one of the configured key states (the gateway's own keys, accounts and allow
+ * lists: no upstream judges them), the 400 refusing a /v1 body that is not JSON and the 404 refusing a made-up model. The type table: gateway_error is the "error produced by the gateway itself".
  */
 function ownError(x: Exchange): string | undefined {
   const p = pathOf(x).split('?')[0]!;
@@ -61,8 +61,33 @@ function ownError(x: Exchange): string | undefined {
   const creds = credentialsOf(x);
   if ((x.status === 401 || x.status === 403) && DOCUMENTED_PATH.test(p) && creds.some((c) => madeUp(c) || REFUSED_KEY.test(c)))
     return `the ${x.status} refusing a key by the gateway's own key rules`;
+  // The gateway routes a /v1 generation by the model its body names: a body it cannot parse names none, and a model the
+  // suite made up is in no key's group ("model_not_found: model does not exist or is not callable by this key").
+  if (x.status === 400 && BODY_ROUTED.test(p) && notJson(x.requestBody))
+    return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
+  if (
+    x.status === 404 &&
+    DOCUMENTED_PATH.test(p) &&
+    MADE_UP_MODEL.test(`${x.url} ${x.requestBody ?? ''}`) &&
+    looseErrorCodes(x.responseBody ?? '').includes('model_not_found')
+  )
+    return 'the 404 refusing a model the suite made up (model_not_found)';
   return undefined;
 }
+
+/** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
+const BODY_ROUTED = /^\/v1\/(chat\/completions|messages|responses)$/;
+/** The models the suite makes up (unknownModel()). */
+const MADE_UP_MODEL = /conformance-no-such-model-[0-9a-f]{10}/;
+const notJson = (body: string | undefined): boolean => {
+  if (!body) return false;
+  try {
+    JSON.parse(body);
+    return false;
+  } catch {
+    return true;
+  }
+};
 
 /** Every error of the run: its type from the table and in its place, a gateway_error's code from the tables, no code spelt another way. */
 async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
@@ -105,6 +130,22 @@ async function everyMadeUpKey401(t: CheckTools): Promise<void> {
   for (const x of carried.filter((e) => e.status !== 401 && e.status !== 429 && e.status! < 500))
     t.violation(`${x.method} ${x.url}: a key no deployment issued was answered ${x.status}, not 401 ("An invalid … key gives 401")`);
   t.observe('requests with a made-up key', String(carried.length));
+}
+
+/** The codes that say no upstream account is available: the status table's "upstream failure and no account available". */
+const NO_ACCOUNT_CODES = ['channel:no_available_key', 'get_channel_failed'];
+
+/** Every error of the run whose code says no upstream account is available: a 502 or 503. */
+async function everyNoAccount502or503(t: CheckTools): Promise<void> {
+  const seen = gatewayExchanges().filter(
+    (x) => x.status! >= 400 && !x.truncated && looseErrorCodes(x.responseBody ?? '').some((c) => NO_ACCOUNT_CODES.includes(String(c))),
+  );
+  if (seen.length === 0) return t.notApplicable('the run met no error saying no upstream account was available');
+  for (const x of seen.filter((e) => e.status !== 502 && e.status !== 503)) {
+    const code = looseErrorCodes(x.responseBody ?? '').find((c) => NO_ACCOUNT_CODES.includes(String(c)));
+    t.violation(`${x.method} ${x.url}: code ${String(code)} (no upstream account available) answered ${x.status}, where the status table gives 502 or 503`);
+  }
+  t.observe('errors read', String(seen.length));
 }
 
 /** Every 401 of the run names the request's own key: none carries an upstream account's channel: code. */
@@ -171,14 +212,18 @@ describe.sequential('every response the run saw', () => {
   check(
     {
       id: 'gw-every-error-in-its-envelope',
-      title: "every error of the run came in its protocol's envelope (vendor B on /v1/messages, vendor A elsewhere on /v1)",
+      title:
+        "every error of the run came in its protocol's envelope (vendor B on /v1/messages, vendor A elsewhere on /v1), and one in vendor A's envelope on a vendor C path is whole",
       requirements: ['gw-error-shape-vendor-a', 'gw-error-shape-vendor-b'],
     },
     async (t) => {
       const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated);
-      const checked = errors.filter((x) => shapeFor(pathOf(x)) !== undefined);
+      // Vendor C's error body is not shown; an error there that comes in vendor A's envelope (error.type a string, as
+      // the type check reads it) is held to that envelope's fields (a message that is a string, a param that is one).
+      const shapeOf = (x: Exchange) => shapeFor(pathOf(x)) ?? (typeof vendorAFields(x.responseBody ?? '').type === 'string' ? 'vendor-a' : undefined);
+      const checked = errors.filter((x) => shapeOf(x) !== undefined);
       if (checked.length === 0) return t.notApplicable('the run saw no error on /v1');
-      for (const x of checked) await expectErrorShape(asResponse(x), shapeFor(pathOf(x))!);
+      for (const x of checked) await expectErrorShape(asResponse(x), shapeOf(x)!);
       t.observe('errors checked', String(checked.length));
     },
   );
@@ -191,6 +236,15 @@ describe.sequential('every response the run saw', () => {
       requirements: ['gw-error-type-values', 'gw-error-code-values'],
     },
     everyErrorTypeAndCode,
+  );
+
+  check(
+    {
+      id: 'gw-every-no-account-502-503',
+      title: 'every error of the run that said no upstream account was available (channel:no_available_key, get_channel_failed) was a 502 or 503',
+      requirements: ['gw-status-no-account-502-503'],
+    },
+    everyNoAccount502or503,
   );
 
   check(
@@ -249,4 +303,55 @@ describe.sequential('every model listing the run saw', () => {
         );
     },
   );
+});
+
+/**
+ * "Official client libraries of vendor A and vendor B work": what the official client checks read of their one
+ * generation (a chat completion's choices[0].message, a message's content blocks), held on every plain (not streamed)
+ * 200 of the path in the run, the `"stream": false` requests' too. A deployment whose results differ from one request
+ * to the next (an instance behind a balancer with an older converter) breaks the client on some of them.
+ */
+const GENERATIONS = [
+  {
+    id: 'gw-every-chat-completion-readable',
+    path: '/v1/chat/completions',
+    what: 'a choices[0].message object',
+    requirement: 'gw-sdk-vendor-a',
+    readable: (b: unknown) => typeof (b as { choices?: { message?: unknown }[] })?.choices?.[0]?.message === 'object',
+  },
+  {
+    id: 'gw-every-message-readable',
+    path: '/v1/messages',
+    what: 'a content array (content blocks)',
+    requirement: 'gw-sdk-vendor-b',
+    readable: (b: unknown) => Array.isArray((b as { content?: unknown })?.content),
+  },
+];
+
+describe.sequential('every generation the run saw', () => {
+  for (const g of GENERATIONS)
+    check(
+      {
+        id: g.id,
+        title: `every plain 200 of POST ${g.path} in the run (the official client's and the "stream": false request's) carries ${g.what}`,
+        requirements: [g.requirement],
+      },
+      async (t) => {
+        const seen = gatewayExchanges().filter(
+          (x) =>
+            x.method === 'POST' && pathOf(x) === g.path && x.status === 200 && !x.truncated && !/event-stream/i.test(x.responseHeaders?.['content-type'] ?? ''),
+        );
+        if (seen.length === 0) return t.notApplicable(`the run saw no plain 200 of POST ${g.path}`);
+        t.observe('results read', String(seen.length));
+        for (const x of seen) {
+          let body: unknown;
+          try {
+            body = JSON.parse(x.responseBody ?? '');
+          } catch {
+            continue; // not JSON: the "stream": false check's finding (a JSON body)
+          }
+          if (!g.readable(body)) t.violation(`POST ${x.url} answered 200 without ${g.what}: ${(x.responseBody ?? '').slice(0, 160)}`);
+        }
+      },
+    );
 });
