@@ -39,7 +39,7 @@ export const KNOWN_FILE = 'scripts/shape-known.json';
  * the harness) → checks' helpers → outputs (functions of the summary) → commands.
  */
 export const LAYERS: [string, RegExp][] = [
-  ['contracts', /^src\/(spec|ledger|version|redact|retry-policy|base-url)\.ts$/],
+  ['contracts', /^src\/(spec|ledger|version|redact|retry-policy|base-url|canonical)\.ts$/],
   ['model', /^src\/(verdicts|origins|http|evidence|findings|config)\.ts$/],
   ['run', /^src\/(context|harness|raw-http)\.ts$/],
   ['checks', /^src\/(feed|gateway|generate|caching|facets|coverage|places|between)\.ts$/],

@@ -14,6 +14,7 @@
 import type { Exchange } from './http.js';
 import { weakMatch, parseCacheControl, sMaxAge } from './caching.js';
 import { field } from './spec.js';
+import { canonical } from './canonical.js';
 import { effectiveTime, instant } from './feed.js';
 
 /** One answer of the run from a documented operation, as the rules here read it. */
@@ -30,6 +31,8 @@ export interface Seen {
   cacheControl?: string;
   /** The JSON body of a GET 200 read whole, else undefined. */
   body?: unknown;
+  /** A GET 200 longer than the recorder keeps: the digest of its whole JSON body, as the recorder took it. */
+  digest?: string;
   /** From a cache: Age above 0. */
   cached: boolean;
 }
@@ -68,31 +71,26 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
       cacheControl: h['cache-control'],
       body,
       cached: Number(h['age'] ?? '0') > 0,
+      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentDigest && x.requestHeaders['connection'] !== 'close'
+        ? { digest: x.contentDigest }
+        : {}),
     });
   }
   return out.sort((a, b) => a.sent - b.sent);
 }
 
 const at = (s: Seen) => `${s.x.method} ${s.key} (${s.status}, sent ${new Date(s.sent).toISOString().slice(11, 23)})`;
-/** A JSON value as a comparable string: object keys sorted at every depth, the keys `omit` names left out wherever they are. */
-export const canonical = (v: unknown, omit: readonly string[] = []): string =>
-  JSON.stringify(v, (_k, x: unknown) =>
-    typeof x === 'object' && x !== null && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>)
-            .filter(([k]) => !omit.includes(k))
-            .sort(([a], [b]) => (a < b ? -1 : 1)),
-        )
-      : x,
-  );
+export { canonical };
 
 /**
  * The content of a 200, as its ETag names it: the body, less the per-request `asOf` that snapshot and changes
  * bodies carry and deliberately leave out of their ETag (notes/real-deployments.md). Nothing else is left out.
  */
 export function contentOf(s: Seen): string | undefined {
-  if (s.body === undefined) return undefined;
   const perRequest = s.path === '/api/v1/selected/snapshot' || s.path === '/api/v1/selected/changes';
+  // A body longer than the recorder keeps is compared by its digest (taken whole, keys sorted); a per-request asOf is
+  // in it, so snapshot and changes bodies that long are not compared.
+  if (s.body === undefined) return s.digest && !perRequest ? `(a body longer than the recorder keeps, digest ${s.digest})` : undefined;
   if (perRequest && typeof s.body === 'object' && s.body !== null && !Array.isArray(s.body)) {
     const { asOf: _asOf, ...rest } = s.body as Record<string, unknown>;
     return canonical(rest);
@@ -108,7 +106,7 @@ const sameNegotiation = (a: Seen, b: Seen) =>
 /** The GET 200s of each URL with a body and an ETag, oldest first. */
 function bodiesByUrl(seen: Seen[]): Map<string, Seen[]> {
   const by = new Map<string, Seen[]>();
-  for (const s of seen) if (s.status === 200 && s.body !== undefined && s.etag && !s.cached) by.set(s.key, [...(by.get(s.key) ?? []), s]);
+  for (const s of seen) if (s.status === 200 && contentOf(s) !== undefined && s.etag && !s.cached) by.set(s.key, [...(by.get(s.key) ?? []), s]);
   return by;
 }
 
@@ -133,6 +131,7 @@ export function sameEtagSameContent(seen: Seen[]): Judged {
 
 /** Where two bodies first differ, as a short hint. */
 function diffHint(a: Seen, b: Seen): string {
+  if (a.body === undefined || b.body === undefined) return ' (bodies longer than the recorder keeps: their digests differ)';
   const x = contentOf(a) ?? '';
   const y = contentOf(b) ?? '';
   let i = 0;
@@ -620,11 +619,18 @@ export function bodiesMatch(
  * whose nextPage is P again sends the walk back to the page it is on (it repeats that page's rows, or never ends).
  */
 export function snapshotNextPageMoves(seen: Seen[], pageParam = 'page'): Judged {
-  const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
-  const continued = of.filter((s) => new URL(s.x.url).searchParams.get(pageParam) !== null);
+  return nextPageMoves(seen, { path: '/api/v1/selected/snapshot', param: pageParam, next: 'nextPage', hasMore: 'hasMore', what: 'nextPage' });
+}
+
+/**
+ * No continuation page of a paged listing of the run (a request carrying its page parameter) says there is more and
+ * gives as its next cursor the one it was asked with: a client following it would read that page again, for ever.
+ */
+export function nextPageMoves(seen: Seen[], o: { path: string; param: string; next: string; hasMore: string; what: string }): Judged {
+  const continued = seen.filter((s) => s.path === o.path && s.status === 200 && s.body !== undefined && new URL(s.x.url).searchParams.get(o.param) !== null);
   const bad = continued
-    .filter((s) => field(s.body, 'nextPage') === new URL(s.x.url).searchParams.get(pageParam))
-    .map((s) => `${at(s)}: nextPage is the page cursor it was asked with`);
+    .filter((s) => field(s.body, o.hasMore) !== false && field(s.body, o.next) === new URL(s.x.url).searchParams.get(o.param))
+    .map((s) => `${at(s)}: ${o.what} is the cursor it was asked with`);
   return { judged: continued.length, bad };
 }
 

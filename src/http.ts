@@ -14,6 +14,8 @@ import { Redactor } from './redact.js';
 import { decide, retryAfterMs, type RetryMode } from './retry-policy.js';
 import { OriginScheduler, PAUSING_STATUSES, priority, type OriginActivity, type Priority } from './origins.js';
 import { SUITE_NAME, SUITE_VERSION } from './version.js';
+import { canonical } from './canonical.js';
+import { createHash } from 'node:crypto';
 
 export { statusMatches, isTransient, retryAfterMs, type RetryMode } from './retry-policy.js';
 
@@ -30,6 +32,8 @@ export interface Exchange {
   responseBody?: string;
   bodyBytes?: number;
   truncated?: boolean;
+  /** A JSON body longer than the recorded bound: the SHA-256 of its whole value, keys sorted (two answers' content compared). */
+  contentDigest?: string;
   durationMs: number;
   startedAt: string;
   attempt: number;
@@ -176,6 +180,25 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
 }
 
 const RECORDED_BODY_CHARS = 16_384;
+
+/**
+ * A response body as the record keeps it: redacted, up to the bound, and when it is longer and JSON the digest of its
+ * whole value (keys sorted), which the run-wide checks compare where the text was cut.
+ */
+function recordedBody(red: Redactor, text: string): Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest'> {
+  const out: Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest'> = { responseBody: red.redact(text.slice(0, RECORDED_BODY_CHARS)) };
+  if (text.length <= RECORDED_BODY_CHARS) return out;
+  out.truncated = true;
+  try {
+    out.contentDigest = createHash('sha256')
+      .update(canonical(JSON.parse(text)))
+      .digest('hex')
+      .slice(0, 32);
+  } catch {
+    // Not JSON: nothing to compare by content.
+  }
+  return out;
+}
 
 /**
  * The User-Agent of every request the suite sends itself (its own requests, the raw reader's, the WebSocket
@@ -401,8 +424,7 @@ export class HttpClient {
         ...(outcome.requestBody !== undefined ? { requestBody: red.redact(outcome.requestBody.slice(0, RECORDED_BODY_CHARS)) } : {}),
         ...(outcome.responseBody !== undefined
           ? {
-              responseBody: red.redact(outcome.responseBody.slice(0, RECORDED_BODY_CHARS)),
-              truncated: outcome.responseBody.length > RECORDED_BODY_CHARS || undefined,
+              ...recordedBody(red, outcome.responseBody),
             }
           : {}),
         ...(outcome.responseHeaders ? { responseHeaders: red.redactRecord(outcome.responseHeaders) } : {}),
@@ -695,9 +717,8 @@ export class HttpClient {
       Object.assign(exchange, {
         status: res.statusCode,
         responseHeaders: red.redactRecord(rh),
-        responseBody: red.redact(text.slice(0, RECORDED_BODY_CHARS)),
         bodyBytes: bytes,
-        truncated: text.length > RECORDED_BODY_CHARS || undefined,
+        ...recordedBody(red, text),
       });
       if (o.billable && res.statusCode >= 200 && res.statusCode < 300) {
         this.billable++;

@@ -147,6 +147,46 @@ const OPERATIONS = [
 if (OPERATIONS.map((o) => o.operationId).join() !== PARAMETER_RULE_OPERATIONS.join())
   throw new Error('parameters.checks.ts: OPERATIONS must list PARAMETER_RULE_OPERATIONS');
 
+/**
+ * The bounds hold whatever the other parameters are: each bound next to each other parameter's other value
+ * (mode=all, window=24h, ...), where a deployment may configure a bound per mode or per view.
+ */
+function boundsCheck(id: string, path: string, name: string, req: string, bounds: number[], contexts: DefaultContext[], list: string): void {
+  if (contexts.length === 0) return;
+  check(
+    {
+      id,
+      title: `${bounds.map((n) => `${name}=${n}`).join(' and ')} are accepted next to ${contexts.map((c) => `${c.name}=${c.value}`).join(', ')}`,
+      requirements: [req],
+    },
+    (t) => boundsNextToOtherValues(t, path, name, bounds, contexts, list),
+  );
+}
+
+/**
+ * Each bound of an integer parameter next to each other parameter's other value: served (200), and a limit honoured.
+ * A context value refused alone is that parameter's own checks' finding: the bound is not judged next to it.
+ */
+async function boundsNextToOtherValues(t: CheckTools, path: string, name: string, bounds: number[], contexts: DefaultContext[], list: string): Promise<void> {
+  let judged = 0;
+  for (const c of contexts) {
+    for (const n of bounds) {
+      const res = await feedGet(path, { query: { [c.name]: c.value, [name]: n } });
+      t.cite(res);
+      if (res.status !== 200) {
+        const alone = await feedGet(path, { query: { [c.name]: c.value } });
+        t.cite(alone);
+        if (alone.status !== 200) break;
+      }
+      judged++;
+      expect(res.status, `${name}=${n} with ${c.name}=${c.value}`).toBe(200);
+      if (name === 'limit') expect(listOf(listingJson(res), list).length, `items returned for limit=${n} with ${c.name}=${c.value}`).toBeLessThanOrEqual(n);
+    }
+  }
+  t.observe('requests judged', String(judged));
+  if (judged === 0) t.notApplicable(`no other value of ${contexts.map((c) => c.name).join(', ')} was served alone (their own checks' finding)`);
+}
+
 for (const o of OPERATIONS) {
   const { path, op } = operation(doc, o.operationId);
   const params = (op.parameters ?? []).filter((p): p is ParameterObject & { 'x-requirement': string } => p.in === 'query' && !!p['x-requirement']);
@@ -214,6 +254,7 @@ for (const o of OPERATIONS) {
             { runs: o.runs, examples: boundaries(s, 'valid') as number[] },
           );
         });
+        boundsCheck(`${id}-bounds-next-to-other-values`, path, p.name, req, [s.minimum!, s.maximum!], defaultContexts(o.operationId, params, p.name), o.list());
         check(
           { id: `${id}-out-of-range`, title: `${p.name} outside ${s.minimum}..${s.maximum}, or not an integer, is rejected with 400`, requirements: [req] },
           async () => {

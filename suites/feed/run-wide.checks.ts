@@ -34,6 +34,7 @@ import {
   sameEtagSameContent,
   seenOf,
   snapshotNextPageMoves,
+  nextPageMoves,
   snapshotWalkCursors,
   rowsInWindow,
   movedLocations,
@@ -749,7 +750,7 @@ describe.sequential('between two exchanges of the run: the archive and latest st
   check(
     {
       id: 'feed-run-dailies-archive-latest-revalidated',
-      title: 'every archive (any limit, ?limit=1 included) and latest answer of the run, 200 or 304, is neither immutable nor fresh for more than a day',
+      title: 'every archive (any limit, ?limit=1 included) and latest answer of the run, 200 or 304, is neither immutable nor fresh for more than half a day',
       requirements: ['feed-dailies-archive-latest-revalidated'],
     },
     async (t) => {
@@ -978,6 +979,20 @@ const SCHEMA_RULES: SchemaRule[] = [
     none: 'the run saw no hot-topics entry in a 200 read whole',
   },
   {
+    id: 'feed-run-hot-topic-story-links',
+    title:
+      "every links.story of every hot-topics 200 of the run, before and after each refresh, is an absolute http(s) URL whose final path segment is not empty (the story's publicId)",
+    requirement: 'feed-hot-topics-story-link',
+    of: (p) => p === '/api/v1/hot-topics',
+    select: (body) =>
+      entriesOf(body, profile().hotTopics.list!, 'entry')
+        .map((e) => ({ where: `${e.where} ${profile().hotTopics.storyLink}`, value: field(e.value, profile().hotTopics.storyLink!) }))
+        .filter((v) => v.value !== undefined && v.value !== null),
+    // Which story it names is feed-hot-topics-story-links' (it asks the story endpoint, for the first answer's links).
+    schema: async () => ({ type: 'string', pattern: '^https?://[^/?#]+/([^?#]*/)?[^/?#]+([?#].*)?$' }),
+    none: 'the run saw no links.story in a hot-topics 200 read whole',
+  },
+  {
     id: 'feed-run-story-lists',
     title: 'every story 200 of the run, a survivor a 308 led to too, carries its storyline and related reference lists',
     requirement: 'feed-story-references',
@@ -998,6 +1013,19 @@ const SCHEMA_RULES: SchemaRule[] = [
     // As feed-story-fields reads it: text, null (not yet written), or an object holding the text (read two ways there).
     schema: async () => ({ type: ['string', 'object', 'null'] }),
     none: 'the run saw no story 200 read whole',
+  },
+  {
+    id: 'feed-run-archive-dates',
+    title: 'every archive 200 of the run, whatever its limit (limit=1 too, the date a client caches a stable URL from), keys its entries by YYYY-MM-DD dates',
+    requirement: 'feed-dailies-date-format',
+    of: (p) => p === '/api/v1/dailies',
+    select: (body) =>
+      entriesOf(body, profile().dailies.list!, 'archive entry').map((e) => ({
+        where: `${e.where} ${profile().dailies.date}`,
+        value: field(e.value, profile().dailies.date!),
+      })),
+    schema: async () => ({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }),
+    none: 'the run saw no archive entry in a 200 read whole',
   },
   {
     id: 'feed-run-story-timeline-timestamps',
@@ -1023,6 +1051,23 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
     },
     async (t) => {
       judge(t, snapshotNextPageMoves(runSeen()), 'the run asked for no snapshot continuation page read whole', 'continuation pages pointed back at themselves');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-items-next-cursor-moves',
+      title: 'no items continuation page of the run that says there is more gives as its next cursor the cursor it was asked with',
+      requirements: ['feed-items-paging'],
+    },
+    async (t) => {
+      const p = profile().items;
+      judge(
+        t,
+        nextPageMoves(runSeen(), { path: '/api/v1/items', param: 'cursor', next: p.nextCursor!, hasMore: p.hasMore!, what: p.nextCursor! }),
+        'the run asked for no items continuation page read whole',
+        'continuation pages pointed back at themselves',
+      );
     },
   );
 

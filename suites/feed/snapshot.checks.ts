@@ -3,15 +3,34 @@
  * /api/v1/selected/changes: the document's client procedure, end to end.
  */
 import { describe } from 'vitest';
-import { check, expect, fail, precondition, type CheckTools } from '../../src/harness.js';
-import { changeOf, feedGet, idOf, inputJson, listOf, needsAccess, once, profile, readChanges } from '../../src/feed.js';
+import { check, expect, fail, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
+import {
+  changeOf,
+  CLOCK_TOLERANCE_MS,
+  effectiveTime,
+  feedGet,
+  idOf,
+  inputJson,
+  listOf,
+  needsAccess,
+  once,
+  profile,
+  readChanges,
+  removedSince,
+  targetNow,
+  walkItems,
+  WINDOW_MS,
+} from '../../src/feed.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
+import { canonical } from '../../src/canonical.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const SNAPSHOT = '/api/v1/selected/snapshot';
 const CHANGES = '/api/v1/selected/changes';
 /** Bounds the procedure on a large selected set (several thousand items at the default 500 a page). */
 const MAX_PAGES = 20;
+/** Bounds the walk of the 7d listing of the selected items (pages of 100). */
+const WEEK_PAGES = 10;
 
 interface Snapshot {
   pages: { res: HttpResponse; body: Record<string, unknown> }[];
@@ -140,7 +159,8 @@ describe.sequential('the snapshot procedure', () => {
   check(
     {
       id: 'feed-snapshot-walk-complete',
-      title: 'the pages of a snapshot deliver every item of the selected set: a walk with another page size gives the same set',
+      title:
+        'the pages of a snapshot deliver every item of the selected set: a walk with another page size, and one with fields=minimal at the default size, give the same set',
       requirements: ['feed-snapshot-paging'],
     },
     async (t) => {
@@ -153,15 +173,21 @@ describe.sequential('the snapshot procedure', () => {
       t.cite(...b.pages.map((p) => p.res));
       if (b.failure) fail(`following nextPage while hasMore was true (limit=${b.limit}): ${b.failure}`);
       precondition(b.complete, `the walk with limit=${b.limit} did not end within ${MAX_PAGES} pages`);
-      t.observe('walks', `${a.pages.length} page(s) at the default size, ${b.pages.length} page(s) of ${b.limit}: ${a.ids.length} and ${b.ids.length} items`);
-      const inA = new Set(a.ids);
-      const inB = new Set(b.ids);
-      let onlyA = a.ids.filter((id) => !inB.has(id));
-      let onlyB = b.ids.filter((id) => !inA.has(id));
-      if (onlyA.length || onlyB.length) {
-        // The set may change between the walks: items the change feed names since the first walk's cursor are
-        // excepted (read as far as it can be read: the change feed's own rules are other checks' business).
-        const moved = new Set<string>();
+      // The minimal projection is the same set in other clothes ("cuts the payload", not the items): its pages of
+      // the default size too. A refused fields=minimal is feed-snapshot-fields-enum's finding, not this one's.
+      const m = await minimalSnapshot();
+      if (m) t.cite(...m.pages.map((p) => p.res));
+      if (m?.failure) fail(`following nextPage while hasMore was true (fields=minimal): ${m.failure}`);
+      t.observe(
+        'walks',
+        `${a.pages.length} page(s) at the default size, ${b.pages.length} page(s) of ${b.limit}${m ? `, ${m.pages.length} page(s) of fields=minimal` : ''}: ${a.ids.length}, ${b.ids.length}${m ? ` and ${m.ids.length}` : ''} items`,
+      );
+      // The set may change between the walks: items the change feed names since the first walk's cursor are
+      // excepted (read as far as it can be read: the change feed's own rules are other checks' business).
+      let moved: Set<string> | undefined;
+      const changedSince = async () => {
+        if (moved) return moved;
+        moved = new Set<string>();
         try {
           const since = await changesAfter(a.cursor, 3);
           t.cite(...since.res);
@@ -169,11 +195,24 @@ describe.sequential('the snapshot procedure', () => {
         } catch {
           t.observe('change feed', 'unreadable here: no item excepted as changed between the walks');
         }
-        onlyA = onlyA.filter((id) => !moved.has(id));
-        onlyB = onlyB.filter((id) => !moved.has(id));
+        return moved;
+      };
+      for (const [other, label] of [[b, `limit=${b.limit}`], ...(m?.complete ? [[m, 'fields=minimal'] as const] : [])] as const) {
+        const inA = new Set(a.ids);
+        const inOther = new Set(other.ids);
+        let onlyA = a.ids.filter((id) => !inOther.has(id));
+        let onlyOther = other.ids.filter((id) => !inA.has(id));
+        if (onlyA.length || onlyOther.length) {
+          const changed = await changedSince();
+          onlyA = onlyA.filter((id) => !changed.has(id));
+          onlyOther = onlyOther.filter((id) => !changed.has(id));
+        }
+        if (onlyA.length) t.violation(`the walk with ${label} never delivered ${onlyA.length} selected item(s): ${onlyA.slice(0, 10).join(', ')}`);
+        if (onlyOther.length)
+          t.violation(
+            `the walk at the default size never delivered ${onlyOther.length} selected item(s) the walk with ${label} did: ${onlyOther.slice(0, 10).join(', ')}`,
+          );
       }
-      if (onlyA.length) t.violation(`the walk with limit=${b.limit} never delivered ${onlyA.length} selected item(s): ${onlyA.slice(0, 10).join(', ')}`);
-      if (onlyB.length) t.violation(`the walk at the default size never delivered ${onlyB.length} selected item(s): ${onlyB.slice(0, 10).join(', ')}`);
     },
   );
 
@@ -217,6 +256,60 @@ describe.sequential('the snapshot procedure', () => {
   );
 });
 
+/**
+ * "Recent public items; covers the last 7 days only": the items list holds the last 7 days, all of them. The selected
+ * set's snapshot is the measure: every selected item whose timeline time lies well inside the last 7 days (ten minutes
+ * from each edge, the clock tolerance beyond) is on the window=7d listing of the selected items, unless the changes
+ * since the snapshot list it as removed (it left the selection meanwhile). A window configured shorter (six days)
+ * leaves out the oldest day.
+ */
+describe.sequential('the 7d window against the selected set', () => {
+  check(
+    {
+      id: 'feed-items-window-7d-holds-selected',
+      title: 'window=7d&mode=selected lists every item of the selected set whose timeline time lies well inside the last 7 days',
+      requirements: ['feed-items-window-7d'],
+    },
+    async (t) => {
+      const a = await snapshotA();
+      t.cite(...a.pages.map((p) => p.res));
+      if (!a.complete) t.notApplicable(`the snapshot walk did not end within ${MAX_PAGES} pages${a.failure ? ` (${a.failure})` : ''}`);
+      const query = { mode: 'selected', window: '7d', by: 'timeline', limit: 100 };
+      const pages = await walkItems(query, WEEK_PAGES);
+      t.cite(...pages.map((p) => p.res));
+      if (pages[pages.length - 1]!.hasMore)
+        t.notApplicable(`the 7d listing of the selected items has more than ${WEEK_PAGES * 100} items: not walked to its end`);
+      const listed = new Set(pages.flatMap((p) => p.items).map((i) => idOf(i)));
+      const { now } = targetNow(pages[0]!.res);
+      const taken = Date.parse(a.pages[0]!.res.attempts[0]?.startedAt ?? '') || now;
+      const margin = CLOCK_TOLERANCE_MS + 10 * 60_000;
+      const inside = [...a.items.entries()].filter(([, item]) => {
+        const at = effectiveTime(item as Record<string, unknown>, 'timeline');
+        return at !== undefined && at > now - WINDOW_MS['7d']! + margin && at < Math.min(now, taken) - margin;
+      });
+      t.observe('selected items well inside the last 7 days', String(inside.length));
+      precondition(inside.length > 0, 'the snapshot held no selected item well inside the last 7 days to look for');
+      let missing = inside.map(([id]) => id).filter((id) => !listed.has(id));
+      if (missing.length) {
+        const removed = await removedSince(a.cursor);
+        t.cite(...removed.res);
+        precondition(removed.complete || missing.every((id) => removed.ids.has(id)), 'the changes since the snapshot fill more pages than the suite reads');
+        missing = missing.filter((id) => !removed.ids.has(id));
+      }
+      if (missing.length)
+        t.violation(
+          `${missing.length} of ${inside.length} selected items whose timeline time lies in the last 7 days are missing from window=7d&mode=selected (${listed.size} items, walked to its end), e.g. ${missing
+            .slice(0, 3)
+            .map((id) => {
+              const i = a.items.get(id) as Record<string, unknown>;
+              return `${id} (publishedAt ${String(i.publishedAt)}, discoveredAt ${String(i.discoveredAt)})`;
+            })
+            .join('; ')}`,
+        );
+    },
+  );
+});
+
 describe.sequential('the snapshot procedure: page size and fields=minimal', () => {
   check(
     {
@@ -250,6 +343,15 @@ describe.sequential('the snapshot procedure: page size and fields=minimal', () =
 
   check(
     {
+      id: 'feed-snapshot-minimal-same-values',
+      title: 'a fields=minimal walk carries, for each item, the same values as a fields=default walk in every field it keeps (it drops, it does not rewrite)',
+      requirements: ['feed-snapshot-fields-minimal'],
+    },
+    minimalSameValues,
+  );
+
+  check(
+    {
       id: 'feed-snapshot-fields-minimal',
       title: 'fields=minimal drops summary and links.original; fields=default keeps them',
       requirements: ['feed-snapshot-fields-minimal', 'feed-item-original-link'],
@@ -274,6 +376,54 @@ describe.sequential('the snapshot procedure: page size and fields=minimal', () =
     },
   );
 });
+
+/** The minimal walk against the default one: every value minimal keeps is the default walk's (items edited between them excepted). */
+async function minimalSameValues(t: CheckTools): Promise<void> {
+  const a = await snapshotA();
+  t.cite(...a.pages.map((p) => p.res));
+  const m = await minimalSnapshot();
+  if (!m) return t.notApplicable('the snapshot refused fields=minimal (feed-snapshot-fields-enum judges that)');
+  t.cite(...m.pages.map((p) => p.res));
+  const differ: string[] = [];
+  let compared = 0;
+  for (const [id, item] of m.items) {
+    const full = a.items.get(id);
+    if (!full || typeof item !== 'object' || item === null) continue;
+    compared++;
+    // Leaf by leaf (minimal drops links.original from inside links): each value it keeps, the default walk's.
+    for (const [k, v] of leaves(item)) {
+      const w = field(full, k);
+      if (w !== undefined && canonical(v) !== canonical(w)) differ.push(`${id} ${k}`);
+    }
+  }
+  t.observe('items compared', String(compared));
+  precondition(compared > 0, 'the two walks shared no item');
+  if (!differ.length) return;
+  // An item edited between the two walks differs for that reason: those the change feed names since the first are excepted.
+  const since = await changesAfter(a.cursor, 3);
+  t.cite(...since.res);
+  const changed = new Set(since.changes.map((c) => c.id));
+  const left = differ.filter((d) => !changed.has(d.split(' ')[0]!));
+  if (left.length)
+    t.violation(`${left.length} field(s) of fields=minimal items differ from the same items' fields=default values: ${left.slice(0, 8).join(', ')}`);
+}
+
+/** The leaves of a JSON object as dotted paths (arrays are leaves). */
+function leaves(v: unknown, at = ''): [string, unknown][] {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return at ? [[at, v]] : [];
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) => leaves(x, at ? `${at}.${k}` : k));
+}
+
+/** A walk with fields=minimal at the default page size, once per run; undefined when its first page is refused. */
+const minimalSnapshot = () =>
+  once('snapshot-minimal', async () => {
+    try {
+      return await takeSnapshot({ fields: 'minimal' });
+    } catch (e) {
+      if (e instanceof PreconditionFailed) return undefined;
+      throw e;
+    }
+  });
 
 /** A first snapshot page of 2 (any set of three items or more has a continuation page), once per fields value. */
 const smallFirstPage = (fields: 'minimal' | 'default') => once(`snapshot-limit-2:${fields}`, () => feedGet(SNAPSHOT, { query: { fields, limit: 2 } }));
