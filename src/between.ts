@@ -103,6 +103,9 @@ const sameNegotiation = (a: Seen, b: Seen) =>
   (a.x.requestHeaders['accept-encoding'] ?? '') === (b.x.requestHeaders['accept-encoding'] ?? '') &&
   (a.x.responseHeaders?.['content-encoding'] ?? '') === (b.x.responseHeaders?.['content-encoding'] ?? '');
 
+/** Two answers whose content is read the same way: both whole bodies, or both past the recorder's bound (digests). */
+const sameMeasure = (a: Seen, b: Seen) => (a.body === undefined) === (b.body === undefined);
+
 /** The GET 200s of each URL with a body and an ETag, oldest first. */
 function bodiesByUrl(seen: Seen[]): Map<string, Seen[]> {
   const by = new Map<string, Seen[]>();
@@ -120,7 +123,7 @@ export function sameEtagSameContent(seen: Seen[]): Judged {
   for (const list of bodiesByUrl(seen).values()) {
     for (let i = 1; i < list.length; i++) {
       const b = list[i]!;
-      const a = list.slice(0, i).find((e) => weakMatch(e.etag!, b.etag!) && sameNegotiation(e, b));
+      const a = list.slice(0, i).find((e) => weakMatch(e.etag!, b.etag!) && sameNegotiation(e, b) && sameMeasure(e, b));
       if (!a) continue;
       judged++;
       if (contentOf(a) !== contentOf(b)) bad.push(`${at(a)} and ${at(b)} both carry ETag ${b.etag} with different content${diffHint(a, b)}`);
@@ -151,7 +154,7 @@ export function sameContentSameEtag(seen: Seen[]): Judged {
     for (let i = 1; i < list.length; i++) {
       const a = list[i - 1]!;
       const b = list[i]!;
-      if (b.sent < a.received || !sameNegotiation(a, b) || contentOf(a) !== contentOf(b)) continue;
+      if (b.sent < a.received || !sameNegotiation(a, b) || !sameMeasure(a, b) || contentOf(a) !== contentOf(b)) continue;
       judged++;
       if (!weakMatch(a.etag!, b.etag!)) bad.push(`${at(a)} with ETag ${a.etag}, then ${at(b)} with ETag ${b.etag}: the same content`);
     }

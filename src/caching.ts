@@ -43,21 +43,16 @@ export function sMaxAge(cacheControl: string | undefined): number | undefined {
 }
 
 /** A day: the longest a cache may keep the daily archive or the latest report without asking again, a report coming every day. */
-/**
- * The longest freshness lifetime that still lets a client check "a few times a day" (twice, the least "a few" can
- * mean): half a day. Longer, a cache keeps the archive or the latest report past the next day's 08:00 publication.
- */
-const HALF_DAY_SECONDS = 43_200;
+const DAY_SECONDS = 86_400;
 
-/** What in a Cache-Control keeps a cache from asking again within half a day: `immutable`, or a longer freshness lifetime. */
+/** What in a Cache-Control keeps a cache from asking again within a day: `immutable`, or a freshness lifetime longer than a day. */
 export function staleForADay(cc: string): string[] {
   const d = parseCacheControl(cc);
   const out: string[] = [];
   if (d.has('immutable')) out.push('immutable (the response will not change)');
   for (const name of ['s-maxage', 'max-age']) {
     const v = d.get(name);
-    if (typeof v === 'string' && /^\d+$/.test(v) && Number(v) > HALF_DAY_SECONDS)
-      out.push(`${name}=${v} (fresh for more than half a day: a cache then serves it to fewer than a few checks a day)`);
+    if (typeof v === 'string' && /^\d+$/.test(v) && Number(v) > DAY_SECONDS) out.push(`${name}=${v} (fresh for more than a day)`);
   }
   return out;
 }

@@ -191,7 +191,7 @@ checkGroup('the daily-report archive', () => {
   check(
     {
       id: 'feed-dailies-archive-latest-not-immutable',
-      title: 'the archive and the latest report are not marked immutable nor fresh for more than half a day: a new report comes every day',
+      title: 'the archive and the latest report are not marked immutable nor fresh for more than a day: a new report comes every day',
       requirements: ['feed-dailies-archive-latest-revalidated'],
     },
     async (t) => {

@@ -148,8 +148,8 @@ if (OPERATIONS.map((o) => o.operationId).join() !== PARAMETER_RULE_OPERATIONS.jo
   throw new Error('parameters.checks.ts: OPERATIONS must list PARAMETER_RULE_OPERATIONS');
 
 /**
- * The bounds hold whatever the other parameters are: each bound next to each other parameter's other value
- * (mode=all, window=24h, ...), where a deployment may configure a bound per mode or per view.
+ * The bounds hold whatever the other parameters are: a bound next to each other enumerated parameter's other value
+ * (mode=all, window=24h, by=published, fields=minimal), where a deployment may configure a bound per mode or per view.
  */
 function boundsCheck(id: string, path: string, name: string, req: string, bounds: number[], contexts: DefaultContext[], list: string): void {
   if (contexts.length === 0) return;
@@ -254,7 +254,9 @@ for (const o of OPERATIONS) {
             { runs: o.runs, examples: boundaries(s, 'valid') as number[] },
           );
         });
-        boundsCheck(`${id}-bounds-next-to-other-values`, path, p.name, req, [s.minimum!, s.maximum!], defaultContexts(o.operationId, params, p.name), o.list());
+        // The largest value next to each other enumerated value: a maximum configured per mode or per view (one request each).
+        const enumContexts = defaultContexts(o.operationId, params, p.name).filter((c) => params.some((q) => q.name === c.name && q.schema.enum));
+        boundsCheck(`${id}-bounds-next-to-other-values`, path, p.name, req, [s.maximum!], enumContexts, o.list());
         check(
           { id: `${id}-out-of-range`, title: `${p.name} outside ${s.minimum}..${s.maximum}, or not an integer, is rejected with 400`, requirements: [req] },
           async () => {

@@ -750,7 +750,7 @@ describe.sequential('between two exchanges of the run: the archive and latest st
   check(
     {
       id: 'feed-run-dailies-archive-latest-revalidated',
-      title: 'every archive (any limit, ?limit=1 included) and latest answer of the run, 200 or 304, is neither immutable nor fresh for more than half a day',
+      title: 'every archive (any limit, ?limit=1 included) and latest answer of the run, 200 or 304, is neither immutable nor fresh for more than a day',
       requirements: ['feed-dailies-archive-latest-revalidated'],
     },
     async (t) => {
@@ -989,7 +989,7 @@ const SCHEMA_RULES: SchemaRule[] = [
         .map((e) => ({ where: `${e.where} ${profile().hotTopics.storyLink}`, value: field(e.value, profile().hotTopics.storyLink!) }))
         .filter((v) => v.value !== undefined && v.value !== null),
     // Which story it names is feed-hot-topics-story-links' (it asks the story endpoint, for the first answer's links).
-    schema: async () => ({ type: 'string', pattern: '^https?://[^/?#]+/([^?#]*/)?[^/?#]+([?#].*)?$' }),
+    schema: async () => ({ type: 'string', pattern: '^[hH][tT][tT][pP][sS]?://[^/?#]+/([^?#]*/)?[^/?#]+([?#].*)?$' }),
     none: 'the run saw no links.story in a hot-topics 200 read whole',
   },
   {

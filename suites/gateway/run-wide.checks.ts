@@ -53,7 +53,8 @@ const REFUSED_KEY = /\$GATEWAY_(EXPIRED|DISABLED|IP_DENIED|ACCOUNT_DISABLED)_KEY
 /**
  * An error the gateway produced itself, whatever the deployment: the 404 of a path the suite made up, the 401 or 403
  * refusing a key the suite made up or one of the configured key states (the gateway's own keys, accounts and allow
- * lists: no upstream judges them), the 400 refusing a /v1 body that is not JSON and the 404 refusing a made-up model. The type table: gateway_error is the "error produced by the gateway itself".
+ * lists: no upstream judges them) and the 400 refusing a /v1 body that is not JSON. The type table: gateway_error is the
+ * "error produced by the gateway itself".
  */
 function ownError(x: Exchange): string | undefined {
   const p = pathOf(x).split('?')[0]!;
@@ -61,26 +62,21 @@ function ownError(x: Exchange): string | undefined {
   const creds = credentialsOf(x);
   if ((x.status === 401 || x.status === 403) && DOCUMENTED_PATH.test(p) && creds.some((c) => madeUp(c) || REFUSED_KEY.test(c)))
     return `the ${x.status} refusing a key by the gateway's own key rules`;
-  // The gateway routes a /v1 generation by the model its body names: a body it cannot parse names none, and a model the
-  // suite made up is in no key's group ("model_not_found: model does not exist or is not callable by this key").
+  // The gateway routes a /v1 generation by the model its body names: a body it cannot parse names none, so no upstream
+  // was sent it. (A made-up model is not judged here: a deployment that routes any model upstream, a wildcard channel,
+  // passes the upstream's model_not_found through, typed as its vendor's.)
   if (x.status === 400 && BODY_ROUTED.test(p) && notJson(x.requestBody))
     return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
-  if (
-    x.status === 404 &&
-    DOCUMENTED_PATH.test(p) &&
-    MADE_UP_MODEL.test(`${x.url} ${x.requestBody ?? ''}`) &&
-    looseErrorCodes(x.responseBody ?? '').includes('model_not_found')
-  )
-    return 'the 404 refusing a model the suite made up (model_not_found)';
   return undefined;
 }
 
 /** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
 const BODY_ROUTED = /^\/v1\/(chat\/completions|messages|responses)$/;
-/** The models the suite makes up (unknownModel()). */
-const MADE_UP_MODEL = /conformance-no-such-model-[0-9a-f]{10}/;
+/** The recorder keeps request bodies up to this many characters (src/http.ts): a longer one is not judged. */
+const RECORDED_REQUEST_CHARS = 16_384;
+/** A request body the suite sent that is not JSON. */
 const notJson = (body: string | undefined): boolean => {
-  if (!body) return false;
+  if (!body || body.length >= RECORDED_REQUEST_CHARS) return false;
   try {
     JSON.parse(body);
     return false;
@@ -89,15 +85,12 @@ const notJson = (body: string | undefined): boolean => {
   }
 };
 
-/** Every error of the run in its protocol's envelope; on a vendor C path, one in vendor A's envelope held to it whole. */
+/** Every error of the run on /v1 in its protocol's envelope (vendor C's error body is not shown: not judged). */
 async function everyErrorInItsEnvelope(t: CheckTools): Promise<void> {
   const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated);
-  // Vendor C's error body is not shown; an error there that comes in vendor A's envelope (error.type a string, as
-  // the type check reads it) is held to that envelope's fields (a message that is a string, a param that is one).
-  const shapeOf = (x: Exchange) => shapeFor(pathOf(x)) ?? (typeof vendorAFields(x.responseBody ?? '').type === 'string' ? 'vendor-a' : undefined);
-  const checked = errors.filter((x) => shapeOf(x) !== undefined);
+  const checked = errors.filter((x) => shapeFor(pathOf(x)) !== undefined);
   if (checked.length === 0) return t.notApplicable('the run saw no error on /v1');
-  for (const x of checked) await expectErrorShape(asResponse(x), shapeOf(x)!);
+  for (const x of checked) await expectErrorShape(asResponse(x), shapeFor(pathOf(x))!);
   t.observe('errors checked', String(checked.length));
 }
 
@@ -145,7 +138,7 @@ async function everyMadeUpKey401(t: CheckTools): Promise<void> {
 }
 
 /** The codes that say no upstream account is available: the status table's "upstream failure and no account available". */
-const NO_ACCOUNT_CODES = ['channel:no_available_key', 'get_channel_failed'];
+const NO_ACCOUNT_CODES = ['channel:no_available_key'];
 
 /** Every error of the run whose code says no upstream account is available: a 502 or 503. */
 async function everyNoAccount502or503(t: CheckTools): Promise<void> {
@@ -153,7 +146,9 @@ async function everyNoAccount502or503(t: CheckTools): Promise<void> {
     (x) => x.status! >= 400 && !x.truncated && looseErrorCodes(x.responseBody ?? '').some((c) => NO_ACCOUNT_CODES.includes(String(c))),
   );
   if (seen.length === 0) return t.notApplicable('the run met no error saying no upstream account was available');
-  for (const x of seen.filter((e) => e.status !== 502 && e.status !== 503)) {
+  // A 429 too: "a 429 usually comes from the gateway's own limiting layer", usually, leaves room for one that reports
+  // every account rate limited (read two ways). get_channel_failed is not judged: it may name an internal failure (500).
+  for (const x of seen.filter((e) => ![502, 503, 429].includes(e.status!))) {
     const code = looseErrorCodes(x.responseBody ?? '').find((c) => NO_ACCOUNT_CODES.includes(String(c)));
     t.violation(`${x.method} ${x.url}: code ${String(code)} (no upstream account available) answered ${x.status}, where the status table gives 502 or 503`);
   }
@@ -224,8 +219,7 @@ describe.sequential('every response the run saw', () => {
   check(
     {
       id: 'gw-every-error-in-its-envelope',
-      title:
-        "every error of the run came in its protocol's envelope (vendor B on /v1/messages, vendor A elsewhere on /v1), and one in vendor A's envelope on a vendor C path is whole",
+      title: "every error of the run came in its protocol's envelope (vendor B on /v1/messages, vendor A elsewhere on /v1)",
       requirements: ['gw-error-shape-vendor-a', 'gw-error-shape-vendor-b'],
     },
     everyErrorInItsEnvelope,
@@ -244,7 +238,7 @@ describe.sequential('every response the run saw', () => {
   check(
     {
       id: 'gw-every-no-account-502-503',
-      title: 'every error of the run that said no upstream account was available (channel:no_available_key, get_channel_failed) was a 502 or 503',
+      title: 'every error of the run that said no upstream account was available (channel:no_available_key) was a 502 or 503 (or a 429)',
       requirements: ['gw-status-no-account-502-503'],
     },
     everyNoAccount502or503,
@@ -318,9 +312,12 @@ const GENERATIONS = [
   {
     id: 'gw-every-chat-completion-readable',
     path: '/v1/chat/completions',
-    what: 'a choices[0].message object',
+    what: 'a choices array whose entries each carry a message object',
     requirement: 'gw-sdk-vendor-a',
-    readable: (b: unknown) => typeof (b as { choices?: { message?: unknown }[] })?.choices?.[0]?.message === 'object',
+    readable: (b: unknown) => {
+      const choices = (b as { choices?: unknown })?.choices;
+      return Array.isArray(choices) && choices.every((c) => typeof (c as { message?: unknown })?.message === 'object');
+    },
   },
   {
     id: 'gw-every-message-readable',
