@@ -182,19 +182,37 @@ interface EdgeCursor {
   res: HttpResponse[];
 }
 /**
- * The listing of window=24h (one page of 100), then a page of all its rows but the oldest: its cursor is anchored
- * on the row next to the window's edge, the one a live feed's clock takes out of the window soonest. Undefined when
- * the window holds fewer than two rows, or more than a page of 100 (its edge is not reached without walking it).
+ * The listing of window=24h in pages of 100 (five at most), then a page that ends on the row next to the oldest: its
+ * cursor is anchored on the row next to the window's edge, the one a live feed's clock takes out of the window
+ * soonest. Over more than 100 rows that page continues the walk with a smaller limit (a deployment whose cursor is
+ * bound to the limit refuses it: then undefined). Undefined when the window holds fewer than two rows or more than 500.
  */
 function edgeCursor(): Promise<EdgeCursor | undefined> {
   return once('live-edge-cursor', async () => {
     const ip = profile().items;
-    const all = await feedGet('/api/v1/items', { query: { window: '24h', limit: 100 }, continuation: true });
-    if (all.status !== 200 || field(json(all), ip.hasMore!) === true) return undefined;
-    const n = listOf(json(all), ip.list!).length;
+    const res: HttpResponse[] = [];
+    /** The cursor each page of 100 was asked with (none for the first). */
+    const starts: (string | undefined)[] = [];
+    let n = 0;
+    let next: unknown;
+    for (let k = 0; k < 5; k++) {
+      const start = k === 0 ? undefined : (next as string);
+      const all = await feedGet('/api/v1/items', { query: { window: '24h', limit: 100, ...(start ? { cursor: start } : {}) }, continuation: true });
+      res.push(all);
+      if (all.status !== 200) return undefined;
+      starts.push(start);
+      n += listOf(json(all), ip.list!).length;
+      next = field(json(all), ip.nextCursor!);
+      if (field(json(all), ip.hasMore!) !== true) break;
+      if (typeof next !== 'string' || k === 4) return undefined;
+    }
     if (n < 2) return undefined;
-    const query = { window: '24h', limit: n - 1 };
-    const page = await feedGet('/api/v1/items', { query, continuation: true });
+    // The page ending on row n-1: from the start of the page of 100 holding it, as many rows as it needs.
+    const k = Math.floor((n - 1) / 100);
+    const query = { window: '24h', limit: (n - 1) % 100 || 100 };
+    const from = (n - 1) % 100 === 0 ? starts[k - 1] : starts[k];
+    const page = await feedGet('/api/v1/items', { query: from ? { ...query, cursor: from } : query, continuation: true });
+    res.push(page);
     const cursor = page.status === 200 ? field(json(page), ip.nextCursor!) : undefined;
     const rows = page.status === 200 ? (listOf(json(page), ip.list!) as Record<string, unknown>[]) : [];
     const last = rows.at(-1);
@@ -204,7 +222,7 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
     // when the anchor leaves is not known here (the order is feed-items-by-timeline's to judge).
     const keys = rows.map((r) => effectiveTime(r, 'timeline'));
     if (keys.some((k, i) => k === undefined || (i > 0 && k > keys[i - 1]!))) return undefined;
-    return { cursor, query, anchor: { id: idOf(last), at: key }, at: Date.now(), res: [all, page] };
+    return { cursor, query, anchor: { id: idOf(last), at: key }, at: Date.now(), res };
   });
 }
 
@@ -220,7 +238,7 @@ checkGroup('the 24h window edge, across the watches', () => {
       const c = await edgeCursor();
       if (!c)
         return t.notApplicable(
-          'window=24h gave no cursor anchored next to its oldest row (fewer than two rows, more than 100, or a page not in the timeline order)',
+          'window=24h gave no cursor anchored next to its oldest row (fewer than two rows, more than 500, a continuation refused, or a page not in the timeline order)',
         );
       t.cite(...c.res);
       await afterTheWait(c.at);
