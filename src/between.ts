@@ -80,8 +80,6 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
 }
 
 const at = (s: Seen) => `${s.x.method} ${s.key} (${s.status}, sent ${new Date(s.sent).toISOString().slice(11, 23)})`;
-export { canonical };
-
 /**
  * The content of a 200, as its ETag names it: the body, less the per-request `asOf` that snapshot and changes
  * bodies carry and deliberately leave out of their ETag (notes/real-deployments.md). Nothing else is left out.

@@ -21,7 +21,7 @@ import {
   type OperationObject,
 } from './spec.js';
 import { USER_AGENT, type HttpResponse, type SendOptions } from './http.js';
-import { AssertionViolation, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
+import { AssertionViolation, expect, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
 import type { RetryMode } from './retry-policy.js';
 import { brokenBodies } from './generate.js';
@@ -157,6 +157,28 @@ export const STREAM_OPERATIONS = ['chatCompletions', 'messages', 'responses'];
 
 /** Whether an answer is an event stream (its content type), whatever its status. */
 export const isEventStream = (res: HttpResponse): boolean => /text\/event-stream/i.test(res.header('content-type') ?? '');
+
+/** The statuses that refuse a key (or a request without one). */
+export const KEY_REFUSED = [401, 403];
+
+/**
+ * A key sent in a form the path does not list is no credential there: `res` is refused (401 or 403). Not refused, the
+ * request without any credential (`none`, asked only then) tells whether the path takes no key at all, which is
+ * gw-credential-required's finding: then no form can be refused, and the check is not applicable.
+ */
+export async function expectFormRefused(
+  t: CheckTools,
+  res: HttpResponse,
+  none: () => Promise<HttpResponse>,
+  what: { open: (status: number) => string; refused: string },
+): Promise<void> {
+  if (!KEY_REFUSED.includes(res.status)) {
+    const control = await none();
+    t.cite(control);
+    if (!KEY_REFUSED.includes(control.status)) t.notApplicable(what.open(control.status));
+  }
+  expect(res.status, what.refused).toBeOneOf(KEY_REFUSED);
+}
 
 /** The forms a path may refuse: every form but Bearer is listed for some paths only. */
 export const LIMITED_FORMS = ['xApiKey', 'vendorCKey', 'queryKey'] as const;

@@ -179,7 +179,8 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
   return out;
 }
 
-const RECORDED_BODY_CHARS = 16_384;
+/** Request and response bodies are recorded up to this many characters. */
+export const RECORDED_BODY_CHARS = 16_384;
 
 /**
  * A response body as the record keeps it: redacted, up to the bound, and when it is longer and JSON the digest of its
@@ -422,11 +423,7 @@ export class HttpClient {
         attempt: retry.attempt,
         ...outcome,
         ...(outcome.requestBody !== undefined ? { requestBody: red.redact(outcome.requestBody.slice(0, RECORDED_BODY_CHARS)) } : {}),
-        ...(outcome.responseBody !== undefined
-          ? {
-              ...recordedBody(red, outcome.responseBody),
-            }
-          : {}),
+        ...(outcome.responseBody !== undefined ? recordedBody(red, outcome.responseBody) : {}),
         ...(outcome.responseHeaders ? { responseHeaders: red.redactRecord(outcome.responseHeaders) } : {}),
         ...(outcome.error ? { error: red.redact(outcome.error) } : {}),
       });

@@ -19,7 +19,7 @@ import {
 import { property } from '../../src/generate.js';
 import { parseCacheControl, staleForADay, weakMatch } from '../../src/caching.js';
 import { field, loadOpenApi, parameter } from '../../src/spec.js';
-import { canonical } from '../../src/between.js';
+import { canonical } from '../../src/canonical.js';
 
 const archive = () =>
   once('dailies-archive', async () => {

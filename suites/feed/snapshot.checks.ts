@@ -9,6 +9,7 @@ import {
   CLOCK_TOLERANCE_MS,
   effectiveTime,
   feedGet,
+  instant,
   idOf,
   inputJson,
   listOf,
@@ -196,8 +197,8 @@ describe.sequential('the snapshot procedure', () => {
         }
         return moved;
       };
+      const inA = new Set(a.ids);
       for (const [other, label] of [[b, `limit=${b.limit}`], ...(m?.complete ? [[m, 'fields=minimal'] as const] : [])] as const) {
-        const inA = new Set(a.ids);
         const inOther = new Set(other.ids);
         let onlyA = a.ids.filter((id) => !inOther.has(id));
         let onlyOther = other.ids.filter((id) => !inA.has(id));
@@ -412,9 +413,8 @@ async function minimalSameValues(t: CheckTools): Promise<void> {
 
 /** Two JSON values alike: timestamps as instants (another precision or offset is the same time), the rest as values. */
 function sameValue(a: unknown, b: unknown): boolean {
-  const at = (v: unknown) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN);
-  if (!Number.isNaN(at(a)) && !Number.isNaN(at(b))) return at(a) === at(b);
-  return canonical(a) === canonical(b);
+  const [x, y] = [instant(a), instant(b)];
+  return x !== undefined && y !== undefined ? x === y : canonical(a) === canonical(b);
 }
 
 /** The leaves of a JSON object as dotted paths (arrays are leaves). */

@@ -17,12 +17,14 @@ import {
   FORM_LABEL,
   FORM_REQUIREMENT,
   formRefusedRequirement,
+  expectFormRefused,
   formRequest,
   type GatewayOperation,
   gatewayOperations,
   gatewaySend,
   GW_CHECK_IDS,
   judge,
+  KEY_REFUSED,
   type KeyForm,
   LIMITED_FORMS,
   looseErrorCodes,
@@ -41,7 +43,6 @@ import type { HttpResponse } from '../../src/http.js';
 import { kebab } from '../../src/spec.js';
 
 const operations = (await gatewayOperations()).filter((o) => !o.websocket);
-const REFUSED = [401, 403];
 /** Generations the run makes anyway (requests.checks.ts): their uncredentialed twin is the request an open gateway would serve. */
 const GENERATES = new Set(['chatCompletions', 'messages', 'generateContent']);
 
@@ -178,7 +179,7 @@ checkGroup('each key form is accepted where the table lists it', () => {
             const none = await noCredentialRequest(op);
             t.cite(...served.evidence, none);
             const same = res.status === control.status && looseErrorCodes(res.body).join() === looseErrorCodes(control.body).join();
-            if (served.served && same && REFUSED.includes(none.status)) {
+            if (served.served && same && KEY_REFUSED.includes(none.status)) {
               t.observe('answer with the key', `${j.what}, as with Authorization: Bearer (without a credential: ${none.status})`);
               return;
             }
@@ -252,17 +253,12 @@ checkGroup('a key form works only on the paths the table lists for it', () => {
             `the same request with the key in Authorization: Bearer answered ${c.what}, not ${documentedSuccess(op)}: a refusal of ${FORM_LABEL[form]} could not be told from a path that does not exist`,
           );
           const res = await unknownModelRequest(op, placeKey(form, key));
-          if (!REFUSED.includes(res.status)) {
-            // Taken as a key, or served without one? The latter is the uncredentialed-access check's failure, not this one.
-            const none = await noCredentialRequest(op);
-            t.cite(none);
-            // A path that serves requests without any credential has no key forms to refuse (gw-credential-required fails there).
-            if (!REFUSED.includes(none.status))
-              t.notApplicable(
-                `${op.method} ${op.display} answered ${none.status} to the same request without any credential: it takes no key at all, so no form can be refused there (gw-credential-required's finding)`,
-              );
-          }
-          expect(res.status, `${op.method} ${op.display} with the key in ${FORM_LABEL[form]} (with Bearer: ${c.what})`).toBeOneOf(REFUSED);
+          // Taken as a key, or served without one? The latter is the uncredentialed-access check's failure, not this one.
+          await expectFormRefused(t, res, () => noCredentialRequest(op), {
+            open: (status) =>
+              `${op.method} ${op.display} answered ${status} to the same request without any credential: it takes no key at all, so no form can be refused there (gw-credential-required's finding)`,
+            refused: `${op.method} ${op.display} with the key in ${FORM_LABEL[form]} (with Bearer: ${c.what})`,
+          });
         },
       );
     }

@@ -18,7 +18,7 @@ import {
   vendorAFields,
   MADE_UP_KEY_PREFIX,
 } from '../../src/gateway.js';
-import type { Exchange, HttpResponse } from '../../src/http.js';
+import { RECORDED_BODY_CHARS, type Exchange, type HttpResponse } from '../../src/http.js';
 
 /** The documented path of an exchange: the base URL's path prefix, if the gateway is served under one, taken off. */
 const pathOf = (x: Exchange) => operationPath('gateway', x.url)!;
@@ -72,11 +72,9 @@ function ownError(x: Exchange): string | undefined {
 
 /** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
 const BODY_ROUTED = /^\/v1\/(chat\/completions|messages|responses)$/;
-/** The recorder keeps request bodies up to this many characters (src/http.ts): a longer one is not judged. */
-const RECORDED_REQUEST_CHARS = 16_384;
-/** A request body the suite sent that is not JSON. */
+/** A request body the suite sent that is not JSON (one cut at the recorder's bound is not judged). */
 const notJson = (body: string | undefined): boolean => {
-  if (!body || body.length >= RECORDED_REQUEST_CHARS) return false;
+  if (!body || body.length >= RECORDED_BODY_CHARS) return false;
   try {
     JSON.parse(body);
     return false;
