@@ -125,13 +125,15 @@ export interface ChangesRead {
  * The change feed after `cursor`, as the document's client reads it: page after page while hasMore is true, at most
  * `maxPages`. Each answer goes to `accept` first, which judges its status as its check does (it may end the check,
  * or return false to stop the reading there); an accepted answer's body is read by `parse` (a body read only to
- * discover something is discoveryJson's, undefined when not JSON).
+ * discover something is discoveryJson's, undefined when not JSON). `enough`, asked after each page, ends the reading
+ * before the feed's end when the reader has what it came for.
  */
 export async function readChanges(
   cursor: string,
   maxPages: number,
   accept: (res: HttpResponse, page: number) => boolean,
   parse: (res: HttpResponse) => unknown = discoveryJson,
+  enough: () => boolean = () => false,
 ): Promise<ChangesRead> {
   const p = profile().changes;
   const read: ChangesRead = { res: [], bodies: [], cursor, complete: false };
@@ -145,7 +147,7 @@ export async function readChanges(
     if (typeof next === 'string') read.cursor = next;
     read.complete = field(body, p.hasMore!) !== true;
     // hasMore true with no cursor to follow: nothing more can be read, and the end was not reached.
-    if (read.complete || typeof next !== 'string') break;
+    if (read.complete || typeof next !== 'string' || enough()) break;
   }
   return read;
 }
@@ -158,13 +160,24 @@ export function changeOf(ch: unknown): { op: unknown; id: unknown; item: unknown
 }
 
 /**
- * The ids the changes feed lists as removed from the selected set after a sync cursor (its pages while hasMore, five
- * at most), with the answers. On a live feed an item can leave the selection and come back while a client pages.
+ * The ids the changes feed lists as removed from the selected set after a sync cursor (its pages while hasMore, with
+ * the answers), read until every id of `wanted` is among them or the feed's end (twelve pages at most: a live feed
+ * that changes fast fills many pages while a slow run pages). On a live feed an item can leave the selection and come
+ * back while a client pages.
  */
-export async function removedSince(cursor: string): Promise<{ ids: Set<string>; res: HttpResponse[]; complete: boolean }> {
-  const read = await readChanges(cursor, 5, (r) => r.status === 200);
+export async function removedSince(cursor: string, wanted: readonly string[] = []): Promise<{ ids: Set<string>; res: HttpResponse[]; complete: boolean }> {
   const ids = new Set<string>();
-  for (const body of read.bodies) for (const ch of listOf(body, profile().changes.list!)) if (changeOf(ch).op === 'remove') ids.add(String(changeOf(ch).id));
+  const read = await readChanges(
+    cursor,
+    12,
+    (r) => r.status === 200,
+    (r) => {
+      const body = discoveryJson(r);
+      for (const ch of listOf(body, profile().changes.list!)) if (changeOf(ch).op === 'remove') ids.add(String(changeOf(ch).id));
+      return body;
+    },
+    () => wanted.length > 0 && wanted.every((id) => ids.has(id)),
+  );
   return { ids, res: read.res, complete: read.complete };
 }
 

@@ -299,7 +299,7 @@ async function notReturned(
   how = { what: 'the walk missed', seen: 'items that left the selection during the walk and came back (removed in the changes feed)' },
 ): Promise<string[]> {
   if (!missed.length || !sync) return missed;
-  const removed = await removedSince(sync.cursor);
+  const removed = await removedSince(sync.cursor, missed);
   t.cite(...removed.res);
   const last = removed.res.at(-1)!;
   precondition(
