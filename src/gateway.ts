@@ -476,6 +476,9 @@ export interface WsOutcome {
   contentType?: string;
 }
 
+/** The method a realtime WebSocket handshake is recorded under (the run's exchanges; the run-wide checks read it). */
+export const WS_HANDSHAKE = 'GET (WebSocket)';
+
 /**
  * Open the realtime WebSocket with the given subprotocols and headers; record each handshake as an exchange. A
  * handshake refused transiently (a 429, or a 502/503 with no upstream account) is retried by the suite's retry
@@ -493,7 +496,7 @@ export async function openRealtime(o: {
   const url = new URL(serviceUrl('gateway', runContext().realtimePath).replace(/^http/, 'ws'));
   url.searchParams.set('model', o.model);
   for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
-  const { result, unavailable } = await http().retried(url, 'GET (WebSocket)', { rules, mode: o.retry ?? 'transient' }, async (retry) => {
+  const { result, unavailable } = await http().retried(url, WS_HANDSHAKE, { rules, mode: o.retry ?? 'transient' }, async (retry) => {
     const outcome = await handshake(url, o, retry);
     if (outcome.opened) return { result: outcome };
     if (outcome.status === undefined) return { result: outcome, unanswered: outcome.error ?? 'no handshake' };
@@ -511,7 +514,7 @@ async function handshake(
   // The suite's own User-Agent, as on its other requests (a check may send its own).
   const headers = { 'user-agent': USER_AGENT, ...(o.headers ?? {}) };
   const requestHeaders = { ...headers, ...(o.protocols.length ? { 'sec-websocket-protocol': o.protocols.join(', ') } : {}) };
-  const record = await http().external(url, 'GET (WebSocket)', requestHeaders, 'gateway', retry);
+  const record = await http().external(url, WS_HANDSHAKE, requestHeaders, 'gateway', retry);
   const timeoutMs = runContext().timeoutMs;
   const outcome = await new Promise<WsOutcome>((resolve) => {
     const ws = new WebSocket(url, o.protocols, { headers, handshakeTimeout: timeoutMs });

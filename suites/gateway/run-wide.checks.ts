@@ -17,6 +17,7 @@ import {
   typeOutOfPlace,
   vendorAFields,
   MADE_UP_KEY_PREFIX,
+  WS_HANDSHAKE,
 } from '../../src/gateway.js';
 import { RECORDED_BODY_CHARS, type Exchange, type HttpResponse } from '../../src/http.js';
 
@@ -60,8 +61,10 @@ function ownError(x: Exchange): string | undefined {
   const p = pathOf(x).split('?')[0]!;
   if (x.status === 404 && p.includes('conformance-no-such-path')) return 'the 404 of a path that does not exist';
   const creds = credentialsOf(x);
-  if ((x.status === 401 || x.status === 403) && DOCUMENTED_PATH.test(p) && creds.some((c) => madeUp(c) || REFUSED_KEY.test(c)))
-    return `the ${x.status} refusing a key by the gateway's own key rules`;
+  // The realtime handshake too: its refusal of a key is an HTTP answer of a vendor A interface, by the same key rules.
+  const keyRead = DOCUMENTED_PATH.test(p) || x.method === WS_HANDSHAKE;
+  if ((x.status === 401 || x.status === 403) && keyRead && creds.some((c) => madeUp(c) || REFUSED_KEY.test(c)))
+    return `the ${x.status} refusing a key by the gateway's own key rules${x.method === WS_HANDSHAKE ? ' (a realtime handshake)' : ''}`;
   // The gateway routes a /v1 generation by the model its body names: a body it cannot parse names none, so no upstream
   // was sent it. (A made-up model is not judged here: a deployment that routes any model upstream, a wildcard channel,
   // passes the upstream's model_not_found through, typed as its vendor's.)
