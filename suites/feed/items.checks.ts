@@ -410,6 +410,26 @@ checkGroup('keyset paging', () => {
         : [];
       if (arrived.length) t.observe('items that arrived during the walk', `${arrived.length} (${arrived.slice(0, 5).join(', ')})`);
       if (foreign.length) t.violation(`the walk delivered ${foreign.length} item(s) no listing before or after it shows: ${foreign.slice(0, 10).join(', ')}`);
+      // The page of 100 leads on from its own last item: where the walk showed an item right after it, the page its
+      // nextCursor gives holds that item (unless it left the selection meanwhile: removed in the changes feed). A
+      // page that drops its last row while its cursor anchors on it loses that row from every walk at its size.
+      const following = large.hasMore && large.next ? walked[walked.indexOf(reference.at(-1)!) + 1] : undefined;
+      if (following !== undefined && walked.includes(reference.at(-1)!)) {
+        const cont = await page({ limit: 100, cursor: large.next! }).catch((e: unknown) => {
+          throw e instanceof PreconditionFailed ? followingCursor(e) : e;
+        });
+        t.cite(cont.res);
+        if (!cont.items.some((i) => idOf(i) === following)) {
+          const skipped = await notReturned(t, sync, [following], {
+            what: `the page after the page of 100 (its nextCursor) left out`,
+            seen: 'an item that left the selection between the page of 100 and the page after it (removed in the changes feed)',
+          });
+          if (skipped.length)
+            t.violation(
+              `the page its nextCursor gives after the page of 100 does not hold ${following}, which the walk of ${size} showed right after that page's last item ${reference.at(-1)!}: the cursor skips a row at the page boundary`,
+            );
+        }
+      }
       // The listing's order: the reference items the walk delivered come in the reference's order.
       const order = walked.filter((id) => inReference.has(id));
       expect(order, `${pages} pages of ${size} give the items of one listing of ${reference.length} in its order`).toEqual(
@@ -491,6 +511,10 @@ const expectInvalidCursor = (res: HttpResponse) => {
   expect(problemCode(body), `problem code (profile field ${profile().problem.code})`).toBe('invalid_cursor');
 };
 
+/** A first page of 5 with by, window and mode spelled out at their defaults (one request, shared). */
+const EXPLICIT_DEFAULTS = { limit: 5, by: 'timeline', window: '7d', mode: 'selected' };
+const explicitDefaultsPage = () => once('items-explicit-defaults-page', () => page(EXPLICIT_DEFAULTS));
+
 checkGroup('cursor rejection', () => {
   check(
     { id: 'feed-items-cursor-garbage', title: 'a garbage cursor is rejected with 400 invalid_cursor', requirements: ['feed-items-cursor-bound'] },
@@ -511,8 +535,8 @@ checkGroup('cursor rejection', () => {
       const early = await firstCursor().catch(() => undefined);
       // A cursor of an explicit by=timeline, window=7d, mode=selected query, sent with another by, window, category, mode
       // or q (a documented value): the queries differ whatever the defaults, and the cursor is bound to its whole query.
-      const issued = { limit: 5, by: 'timeline', window: '7d', mode: 'selected' };
-      const p = await page(issued);
+      const issued = EXPLICIT_DEFAULTS;
+      const p = await explicitDefaultsPage();
       t.cite(p.res, ...(early ? [early.res] : []));
       precondition(p.next, 'needs more than 5 selected items in the 7d window (a cursor to send with another query)');
       for (const other of [{ by: 'published' }, { window: '24h' }, { category: 'review' }, { mode: 'all' }, { q: 'conformance' }] as Record<string, string>[]) {
@@ -523,6 +547,31 @@ checkGroup('cursor rejection', () => {
         await page({ ...issued, ...other });
         expectInvalidCursor(res);
       }
+    },
+  );
+});
+
+checkGroup('a cursor and the defaults', () => {
+  check(
+    {
+      id: 'feed-items-cursor-defaults-omitted',
+      title: 'a cursor issued with by, window and mode spelled out at their defaults is served with them left out: the same query',
+      requirements: ['feed-items-defaults'],
+    },
+    async (t) => {
+      // Omitting a parameter is the same as sending its default, so the query the cursor is bound to is the same one.
+      const p = await explicitDefaultsPage();
+      t.cite(p.res);
+      precondition(p.next, 'needs more than 5 selected items in the 7d window (a cursor to follow)');
+      const res = await feedGet('/api/v1/items', { query: { limit: EXPLICIT_DEFAULTS.limit, cursor: p.next } });
+      t.cite(res);
+      needsAccess(res, 'the listing with a cursor');
+      expect(
+        res.status,
+        `the cursor of ${Object.entries(EXPLICIT_DEFAULTS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('&')} followed with only limit=${EXPLICIT_DEFAULTS.limit} (the same query: the others are at their defaults)`,
+      ).toBe(200);
     },
   );
 });
