@@ -336,7 +336,10 @@ export function mergedStaysMerged(seen: Seen[]): Judged {
     for (const s of later) {
       const layerUp = s.status === 404 && stories.some((o) => o.status === 200 && o.sent > s.received);
       const asked = s.x.requestHeaders['if-none-match'] ?? '';
-      const stale = s.status === 304 && !redirectTags.some((e) => asked.split(',').some((a) => weakMatch(a.trim(), e)));
+      // "*" matches any current representation: a deployment whose 308s carry an ETag has one, one whose 308s carry
+      // none has none (a precondition on a request whose answer is not 2xx is ignored, RFC 9110 13.2.1: the 308).
+      const confirms = asked.trim() === '*' ? redirectTags.length > 0 : redirectTags.some((e) => asked.split(',').some((a) => weakMatch(a.trim(), e)));
+      const stale = s.status === 304 && !confirms;
       if (s.status === 200 || stale || layerUp) bad.push(`${at(m)} redirected to ${locationId(m) ?? '?'}, then ${at(s)}`);
     }
   }

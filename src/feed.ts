@@ -675,3 +675,18 @@ export async function waitUntilChanged(
   }
   return undefined;
 }
+
+/** Keys anywhere inside a value. */
+function keysDeep(v: unknown, out: string[] = []): string[] {
+  if (Array.isArray(v)) v.forEach((x) => keysDeep(x, out));
+  else if (typeof v === 'object' && v !== null) {
+    for (const [k, x] of Object.entries(v)) {
+      out.push(k);
+      keysDeep(x, out);
+    }
+  }
+  return out;
+}
+
+/** The keys anywhere inside a value named like a heat value (hot topics: "Internal and display heat values are omitted"). */
+export const heatNamedKeys = (v: unknown): string[] => keysDeep(v).filter((k) => /heat/i.test(k));

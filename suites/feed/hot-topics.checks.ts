@@ -2,7 +2,7 @@
  * content-feed-service.md — Resources > Hot topic; Endpoints > GET /api/v1/hot-topics.
  */
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
-import { feedGet, inputJson, listOf, once, profile, storyStatus } from '../../src/feed.js';
+import { feedGet, heatNamedKeys, inputJson, listOf, once, profile, storyStatus } from '../../src/feed.js';
 import { componentSchema, field } from '../../src/spec.js';
 import { parseCacheControl, sMaxAge } from '../../src/caching.js';
 import { operationPath } from '../../src/context.js';
@@ -20,18 +20,6 @@ function numericLeaves(v: unknown, prefix = '', out = new Map<string, number>())
   if (typeof v === 'number' && prefix) out.set(prefix, v);
   else if (Array.isArray(v)) v.forEach((x, i) => numericLeaves(x, `${prefix}${prefix ? '.' : ''}${i}`, out));
   else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) numericLeaves(x, `${prefix}${prefix ? '.' : ''}${k}`, out);
-  return out;
-}
-
-/** Keys anywhere inside a value. */
-function keysDeep(v: unknown, out: string[] = []): string[] {
-  if (Array.isArray(v)) v.forEach((x) => keysDeep(x, out));
-  else if (typeof v === 'object' && v !== null) {
-    for (const [k, x] of Object.entries(v)) {
-      out.push(k);
-      keysDeep(x, out);
-    }
-  }
   return out;
 }
 
@@ -68,7 +56,7 @@ checkGroup('hot topics', () => {
   check({ id: 'feed-hot-topics-no-heat', title: 'no internal or display heat value is exposed', requirements: ['feed-hot-topics-no-heat'] }, async (t) => {
     const { res, entries } = await hotTopics();
     t.cite(res);
-    const named = [...new Set(keysDeep(entries).filter((k) => /heat/i.test(k)))];
+    const named = [...new Set(heatNamedKeys(entries))];
     if (named.length) t.violation(`entries carry fields named like a heat value: ${named.join(', ')}`);
     // The ranking is by coverage and heat: a number the description does not declare that orders the ten entries
     // the way their ranks do is the ranking value itself, whatever its name. Coverage counts are declared.

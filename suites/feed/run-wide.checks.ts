@@ -7,7 +7,7 @@ import { describe } from 'vitest';
 import { AssertionViolation, check, expect, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
-import { feedGet, firstCursor, inputJson, instant, once, pagesOrder, profile, storyPath } from '../../src/feed.js';
+import { feedGet, firstCursor, heatNamedKeys, inputJson, instant, once, pagesOrder, profile, storyPath } from '../../src/feed.js';
 import { ENTITY_TAG, sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, loadOpenApi, parameter, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -512,10 +512,18 @@ interface LateRevalidation {
  * Location is seen after that merge. An id that no longer answers 308 is followed through the Location it had: a
  * story answering 200 after it shows the story endpoint still serves stories.
  */
-async function askMergedAgain(path: string, lastLocation: string | undefined, lastEtag: string | undefined): Promise<HttpResponse[]> {
+async function askMergedAgain(
+  path: string,
+  lastLocation: string | undefined,
+  lastEtag: string | undefined,
+  extra: { star: boolean; survivor: boolean },
+): Promise<HttpResponse[]> {
   const id = decodeURIComponent(path.slice('/api/v1/stories/'.length));
   // With the ETag of its last 200 too, as a client that held the story asks: 308 is the answer to that as well.
   const res = [await feedGet(storyPath(id)), ...(lastEtag ? [await feedGet(storyPath(id), { headers: { 'if-none-match': lastEtag } })] : [])];
+  // With If-None-Match: * (any current representation), as a client that only wants to know the story exists asks
+  // (the run's first merged id only: the request budget).
+  if (extra.star) res.push(await feedGet(storyPath(id), { headers: { 'if-none-match': '*' } }));
   let loc = res[0]!.status === 308 ? res[0]!.header('location') : lastLocation;
   let from = res[0]!.url;
   let chained = false;
@@ -531,6 +539,10 @@ async function askMergedAgain(path: string, lastLocation: string | undefined, la
   const led = res.at(-1)!;
   const ledEtag = led.status === 200 && led.url !== res[0]!.url ? led.header('etag') : undefined;
   if (ledEtag && ledEtag !== lastEtag) res.push(await feedGet(storyPath(id), { headers: { 'if-none-match': ledEtag } }));
+  // The story it leads to, asked with the merged story's last ETag, as a client that follows the 308 with the
+  // conditional headers it sent does: not that story's current ETag, so 200 (feed-run-no-304-to-replaced-etag).
+  if (extra.survivor && ledEtag && lastEtag && !weakMatch(ledEtag, lastEtag))
+    res.push(await feedGet(new URL(led.url), { headers: { 'if-none-match': lastEtag } }));
   return res;
 }
 
@@ -577,6 +589,10 @@ const lateLook = () =>
     res.push(await feedGet('/api/v1/dailies/latest'));
     res.push(await feedGet('/api/v1/dailies', { query: { limit: 1 } }));
     res.push(await feedGet('/api/v1/hot-topics'));
+    // The run's first report by date, read again as late as the run allows: a report rendered anew on a timer
+    // differs only from a read seconds later (feed-run-daily-report-unchanged compares them).
+    const byDate = seen.find((s) => s.status === 200 && /^\/api\/v1\/dailies\/\d{4}-\d{2}-\d{2}$/.test(s.path));
+    if (byDate) res.push(await feedGet(new URL(byDate.x.url)));
     // The run's first 24h listing under each timestamp rule (no cursor), read again: rows leave that window soonest.
     for (const by of ['timeline', 'published']) {
       const first = seen.find(
@@ -598,9 +614,14 @@ const lateLook = () =>
     }
     // Last, so each merged id is asked as long after its first 308 as the run allows.
     const merged = seen.filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/'));
-    for (const path of [...new Set(merged.map((s) => s.path))].slice(0, 3)) {
-      const lastEtag = seen.filter((s) => s.path === path && s.status === 200 && s.etag).at(-1)?.etag;
-      res.push(...(await askMergedAgain(path, merged.filter((s) => s.path === path).at(-1)?.x.responseHeaders?.['location'], lastEtag)));
+    // The extra questions (If-None-Match: *; the survivor asked with the merged story's ETag) go to one merged id
+    // each, the first (the first with an ETag of its own): the request budget.
+    const paths = [...new Set(merged.map((s) => s.path))].slice(0, 3);
+    const lastEtagOf = (path: string) => seen.filter((s) => s.path === path && s.status === 200 && s.etag).at(-1)?.etag;
+    const withEtag = paths.find((p) => lastEtagOf(p) !== undefined);
+    for (const [i, path] of paths.entries()) {
+      const location = merged.filter((s) => s.path === path).at(-1)?.x.responseHeaders?.['location'];
+      res.push(...(await askMergedAgain(path, location, lastEtagOf(path), { star: i === 0, survivor: path === withEtag })));
     }
     return { res, revalidated };
   });
@@ -659,7 +680,8 @@ describe.sequential('between two exchanges of the run: validators', () => {
   check(
     {
       id: 'feed-run-no-304-to-replaced-etag',
-      title: 'no 304 answers an ETag the URL had already replaced: after a 200 with a new ETag, the old one gets 200',
+      title:
+        "no 304 answers an ETag its URL no longer carries: after a 200 with another ETag, an older one (or a merged story's, sent to the story its 308 led to) gets 200",
       requirements: ['feed-changed-resource-200'],
     },
     async (t) => {
@@ -976,6 +998,18 @@ const SCHEMA_RULES: SchemaRule[] = [
       const h = (await componentSchema('feed', 'HotTopic')) as { properties: Record<string, object> };
       return { type: 'object', required: ['rank'], properties: { rank: h.properties.rank! } };
     },
+    none: 'the run saw no hot-topics entry in a 200 read whole',
+  },
+  {
+    id: 'feed-run-hot-topics-no-heat',
+    title: 'no entry of any hot-topics 200 of the run, before and after each refresh (newcomers too), carries a field named like a heat value',
+    requirement: 'feed-hot-topics-no-heat',
+    of: (p) => p === '/api/v1/hot-topics',
+    // The names, at any depth, of each entry's fields named like a heat value: none (feed-hot-topics-no-heat also
+    // reads undeclared numbers that order the first answer's entries).
+    select: (body) =>
+      entriesOf(body, profile().hotTopics.list!, 'entry').map((e) => ({ where: `${e.where}: fields named like a heat value`, value: heatNamedKeys(e.value) })),
+    schema: async () => ({ type: 'array', maxItems: 0 }),
     none: 'the run saw no hot-topics entry in a 200 read whole',
   },
   {
