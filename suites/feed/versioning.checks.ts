@@ -116,6 +116,37 @@ checkGroup('the machine-readable description', () => {
   );
 });
 
+/** Where a description declares a push channel: webhooks, an operation's callbacks, a text/event-stream body. */
+function pushDeclared(v: unknown, at = '', out: string[] = []): string[] {
+  if (Array.isArray(v)) v.forEach((x, i) => pushDeclared(x, `${at}/${i}`, out));
+  else if (typeof v === 'object' && v !== null)
+    for (const [k, x] of Object.entries(v)) {
+      const here = `${at}/${k}`;
+      const nonEmpty = typeof x === 'object' && x !== null && Object.keys(x).length > 0;
+      if ((k === 'webhooks' && at === '') || k === 'callbacks') {
+        if (nonEmpty) out.push(`${here} (${Object.keys(x as object).join(', ')})`);
+      } else if (/event-stream/i.test(k) && at.endsWith('/content')) out.push(here);
+      pushDeclared(x, here, out);
+    }
+  return out;
+}
+
+checkGroup('the machine-readable description declares no push channel', () => {
+  check(
+    {
+      id: 'feed-openapi-no-push',
+      title: 'the description declares no push channel: no webhooks, no callbacks, no text/event-stream body',
+      requirements: ['feed-no-push-channel'],
+    },
+    async (t) => {
+      const { res, doc } = await published();
+      t.cite(res);
+      const found = pushDeclared(doc);
+      if (found.length) t.violation(`/openapi-v1.json declares a push channel ("no SSE, no webhooks, no streaming"): ${found.slice(0, 5).join('; ')}`);
+    },
+  );
+});
+
 checkGroup('the machine-readable description: its methods', () => {
   check(
     {
