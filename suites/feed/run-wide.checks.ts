@@ -589,10 +589,6 @@ const lateLook = () =>
     res.push(await feedGet('/api/v1/dailies/latest'));
     res.push(await feedGet('/api/v1/dailies', { query: { limit: 1 } }));
     res.push(await feedGet('/api/v1/hot-topics'));
-    // The run's first report by date, read again as late as the run allows: a report rendered anew on a timer
-    // differs only from a read seconds later (feed-run-daily-report-unchanged compares them).
-    const byDate = seen.find((s) => s.status === 200 && /^\/api\/v1\/dailies\/\d{4}-\d{2}-\d{2}$/.test(s.path));
-    if (byDate) res.push(await feedGet(new URL(byDate.x.url)));
     // The run's first 24h listing under each timestamp rule (no cursor), read again: rows leave that window soonest.
     for (const by of ['timeline', 'published']) {
       const first = seen.find(
@@ -623,6 +619,10 @@ const lateLook = () =>
       const location = merged.filter((s) => s.path === path).at(-1)?.x.responseHeaders?.['location'];
       res.push(...(await askMergedAgain(path, location, lastEtagOf(path), { star: i === 0, survivor: path === withEtag })));
     }
+    // Last too: the run's first report by date, read again as late as the run allows (a report rendered anew on a
+    // timer differs only from a read seconds later; feed-run-daily-report-unchanged compares them).
+    const byDate = seen.find((s) => s.status === 200 && /^\/api\/v1\/dailies\/\d{4}-\d{2}-\d{2}$/.test(s.path));
+    if (byDate) res.push(await feedGet(new URL(byDate.x.url)));
     return { res, revalidated };
   });
 
