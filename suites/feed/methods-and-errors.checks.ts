@@ -2,7 +2,7 @@
  * content-feed-service.md — What the service does (GET only, anonymous, JSON bodies); Authentication; Errors.
  */
 import { check, expect, jsonBody, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
-import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, contentOf, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
 import { kebab } from '../../src/spec.js';
 
 /** The plain GET of each operation's shared probe: it carries no credential of any kind. */
@@ -89,9 +89,14 @@ checkGroup('every operation is a GET, open to anyone, answering JSON', () => {
 const CREDENTIAL_HEADERS = {
   authorization: 'Bearer conformance-unknown-credential',
   'x-api-key': 'conformance-unknown-credential',
-  // A browser's caller: a page of another site.
+  // A browser's caller: a page of another site, asking as browsers and HTTP libraries do (an Accept list with
+  // q-values), under another client's name.
   origin: 'https://conformance.invalid',
+  accept: 'application/json;q=0.9, */*;q=0.8',
+  'user-agent': 'curl/8.5.0',
 };
+/** The operations whose answer to the caller above is compared with the plain one by content. */
+const CONTENT_COMPARED = new Set(['getStory', 'getDaily']);
 checkGroup('a caller with a credential, a client asking for a stream', () => {
   // Not the changes feed: its one URL (the snapshot's cursor) is fetched by the most checks already, up to the suite's own per-URL bound.
   for (const op of FEED_OPERATIONS.filter((o) => o.operationId !== 'selectedChanges')) {
@@ -99,7 +104,7 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
     check(
       {
         id: `feed-anonymous-with-credential-${kebab(name)}`,
-        title: `${name} answers a request that carries Authorization, X-Api-Key and Origin headers as it answers one without`,
+        title: `${name} answers a request that carries Authorization, X-Api-Key and Origin headers, a browser's Accept list and another client's User-Agent as it answers one without`,
         requirements: ['feed-anonymous-access'],
       },
       async (t) => {
@@ -116,7 +121,20 @@ checkGroup('a caller with a credential, a client asking for a stream', () => {
           t.cite(plain);
           precondition(plain.status === 200, `GET ${path}?mode=all answered ${plain.status} without a credential too`, 'feed-items-mode-enum');
         }
-        expect(res.status, `${name} with Authorization: Bearer … and X-Api-Key: … (an unknown credential)`).toBe(200);
+        expect(res.status, `${name} with Authorization: Bearer … and X-Api-Key: … (an unknown credential), Accept with q-values, User-Agent curl`).toBe(200);
+        // A story or a report by date, the same URL as the plain probe: the same content, unless the resource changed
+        // meanwhile (asked once more plainly: content that stayed put while this caller's differs is an answer made
+        // for the caller). The listings, the ranking and the snapshot move on a live feed at every write: their
+        // content is not compared here (the request budget).
+        if (q !== query || !CONTENT_COMPARED.has(name)) return;
+        if (contentOf(op, res) === contentOf(op, control)) return;
+        const again = await feedGet(path, { query, continuation: true });
+        t.cite(again);
+        if (contentOf(op, again) === contentOf(op, res)) return t.observe('content', 'moved on between the plain probe and this request');
+        if (contentOf(op, again) !== contentOf(op, control)) return t.observe('content', 'moved on meanwhile (three reads, three contents): not compared');
+        t.violation(
+          `${name} answered this caller other content than the plain request before and after it (the resource did not change): its content fields differ`,
+        );
       },
     );
   }

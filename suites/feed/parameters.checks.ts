@@ -214,7 +214,8 @@ for (const o of OPERATIONS) {
           }
         });
         check({ id: `${id}-other-values`, title: `${p.name} outside ${s.enum.join(' | ')} is rejected with 400`, requirements: [req] }, async () => {
-          await property(invalidEnumValues(s), async (v) => expectRejected(await get(v), v), { runs: 5 });
+          // Two random ones: the values next to the allowed ones are tried in full below (the request budget).
+          await property(invalidEnumValues(s), async (v) => expectRejected(await get(v), v), { runs: 2 });
         });
         // Next to the allowed ones too: the value the first other enumerated parameter takes besides its default (window=all).
         const borrowed = defaultContexts(o.operationId, params, p.name)
