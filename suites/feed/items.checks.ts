@@ -343,6 +343,31 @@ async function walkListing(t: CheckTools, reference: string[], size: number): Pr
   return { walked, pages, ended };
 }
 
+/**
+ * The page of 100 leads on from its own last item: where the walk showed an item right after it, the page its
+ * nextCursor gives holds that item (unless it left the selection meanwhile: removed in the changes feed). A page that
+ * drops its last row while its cursor anchors on it loses that row from every walk at its size.
+ */
+async function pageAfterTheLarge(t: CheckTools, large: ItemsPage, walked: string[], size: number, sync: { cursor: string } | undefined): Promise<void> {
+  const last = large.items.length ? idOf(large.items.at(-1)!) : undefined;
+  if (!large.hasMore || !large.next || last === undefined || !walked.includes(last)) return;
+  const following = walked[walked.indexOf(last) + 1];
+  if (following === undefined) return;
+  const cont = await page({ limit: 100, cursor: large.next }).catch((e: unknown) => {
+    throw e instanceof PreconditionFailed ? followingCursor(e) : e;
+  });
+  t.cite(cont.res);
+  if (cont.items.some((i) => idOf(i) === following)) return;
+  const skipped = await notReturned(t, sync, [following], {
+    what: 'the page after the page of 100 (its nextCursor) left out',
+    seen: 'an item that left the selection between the page of 100 and the page after it (removed in the changes feed)',
+  });
+  if (skipped.length)
+    t.violation(
+      `the page its nextCursor gives after the page of 100 does not hold ${following}, which the walk of ${size} showed right after that page's last item ${last}: the cursor skips a row at the page boundary`,
+    );
+}
+
 checkGroup('keyset paging', () => {
   check(
     {
@@ -410,26 +435,7 @@ checkGroup('keyset paging', () => {
         : [];
       if (arrived.length) t.observe('items that arrived during the walk', `${arrived.length} (${arrived.slice(0, 5).join(', ')})`);
       if (foreign.length) t.violation(`the walk delivered ${foreign.length} item(s) no listing before or after it shows: ${foreign.slice(0, 10).join(', ')}`);
-      // The page of 100 leads on from its own last item: where the walk showed an item right after it, the page its
-      // nextCursor gives holds that item (unless it left the selection meanwhile: removed in the changes feed). A
-      // page that drops its last row while its cursor anchors on it loses that row from every walk at its size.
-      const following = large.hasMore && large.next ? walked[walked.indexOf(reference.at(-1)!) + 1] : undefined;
-      if (following !== undefined && walked.includes(reference.at(-1)!)) {
-        const cont = await page({ limit: 100, cursor: large.next! }).catch((e: unknown) => {
-          throw e instanceof PreconditionFailed ? followingCursor(e) : e;
-        });
-        t.cite(cont.res);
-        if (!cont.items.some((i) => idOf(i) === following)) {
-          const skipped = await notReturned(t, sync, [following], {
-            what: `the page after the page of 100 (its nextCursor) left out`,
-            seen: 'an item that left the selection between the page of 100 and the page after it (removed in the changes feed)',
-          });
-          if (skipped.length)
-            t.violation(
-              `the page its nextCursor gives after the page of 100 does not hold ${following}, which the walk of ${size} showed right after that page's last item ${reference.at(-1)!}: the cursor skips a row at the page boundary`,
-            );
-        }
-      }
+      await pageAfterTheLarge(t, large, walked, size, sync);
       // The listing's order: the reference items the walk delivered come in the reference's order.
       const order = walked.filter((id) => inReference.has(id));
       expect(order, `${pages} pages of ${size} give the items of one listing of ${reference.length} in its order`).toEqual(
