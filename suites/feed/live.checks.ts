@@ -207,13 +207,23 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
       if (typeof next !== 'string' || k === 4) return undefined;
     }
     if (n < 2) return undefined;
-    // The page ending on row n-1: from the start of the page of 100 holding it, as many rows as it needs.
-    const k = Math.floor((n - 1) / 100);
-    const query = { window: '24h', limit: (n - 1) % 100 || 100 };
-    const from = (n - 1) % 100 === 0 ? starts[k - 1] : starts[k];
-    const page = await feedGet('/api/v1/items', { query: from ? { ...query, cursor: from } : query, continuation: true });
-    res.push(page);
-    const cursor = page.status === 200 ? field(json(page), ip.nextCursor!) : undefined;
+    // The page ending on row n-1: from the start of the page of 100 holding it, as many rows as it needs. Rows at the
+    // window's tail leave while the walk goes on: when that page reaches the listing's end (no cursor: rows left
+    // meanwhile), the page ending two rows earlier, once.
+    let query = { window: '24h', limit: 0 };
+    let page: HttpResponse | undefined;
+    let cursor: unknown;
+    for (const end of [n - 1, n - 3]) {
+      if (end < 1) break;
+      const k = Math.floor(end / 100);
+      query = { window: '24h', limit: end % 100 || 100 };
+      const from = end % 100 === 0 ? starts[k - 1] : starts[k];
+      page = await feedGet('/api/v1/items', { query: from ? { ...query, cursor: from } : query, continuation: true });
+      res.push(page);
+      cursor = page.status === 200 ? field(json(page), ip.nextCursor!) : undefined;
+      if (page.status !== 200 || typeof cursor === 'string') break;
+    }
+    if (!page) return undefined;
     const rows = page.status === 200 ? (listOf(json(page), ip.list!) as Record<string, unknown>[]) : [];
     const last = rows.at(-1);
     const key = last && effectiveTime(last, 'timeline');
