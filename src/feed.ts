@@ -689,4 +689,10 @@ function keysDeep(v: unknown, out: string[] = []): string[] {
 }
 
 /** The keys anywhere inside a value named like a heat value (hot topics: "Internal and display heat values are omitted"). */
-export const heatNamedKeys = (v: unknown): string[] => keysDeep(v).filter((k) => /heat/i.test(k));
+export const heatNamedKeys = (v: unknown): string[] => keysDeep(v).filter(heatNamed);
+/** "heat" as a word of a key (camelCase and snake_case split): heat, heat_score, displayHeat, HEAT; not theater or wheat. */
+const heatNamed = (key: string): boolean =>
+  key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[^a-zA-Z0-9]+/)
+    .some((w) => w.toLowerCase() === 'heat');

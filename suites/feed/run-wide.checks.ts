@@ -541,8 +541,12 @@ async function askMergedAgain(
   if (ledEtag && ledEtag !== lastEtag) res.push(await feedGet(storyPath(id), { headers: { 'if-none-match': ledEtag } }));
   // The story it leads to, asked with the merged story's last ETag, as a client that follows the 308 with the
   // conditional headers it sent does: not that story's current ETag, so 200 (feed-run-no-304-to-replaced-etag).
-  if (extra.survivor && ledEtag && lastEtag && !weakMatch(ledEtag, lastEtag))
-    res.push(await feedGet(new URL(led.url), { headers: { 'if-none-match': lastEtag } }));
+  if (extra.survivor && ledEtag && lastEtag && !weakMatch(ledEtag, lastEtag)) {
+    const survivor = await feedGet(new URL(led.url), { headers: { 'if-none-match': lastEtag } });
+    res.push(survivor);
+    // A 304 there, asked once more plainly: a survivor that has come to carry that very ETag answered it rightly.
+    if (survivor.status === 304) res.push(await feedGet(new URL(led.url)));
+  }
   return res;
 }
 

@@ -1,7 +1,7 @@
 /**
  * content-feed-service.md — Versioning: /openapi-v1.json, and every operation under /api/v1.
  */
-import { check, expect, jsonBody, checkGroup } from '../../src/harness.js';
+import { check, expect, jsonBody, checkGroup, PreconditionFailed } from '../../src/harness.js';
 import { feedGet, once } from '../../src/feed.js';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { loadOpenApi, type JsonSchema } from '../../src/spec.js';
@@ -116,17 +116,21 @@ checkGroup('the machine-readable description', () => {
   );
 });
 
-/** Where a description declares a push channel: webhooks, an operation's callbacks, a text/event-stream body. */
-function pushDeclared(v: unknown, at = '', out: string[] = []): string[] {
-  if (Array.isArray(v)) v.forEach((x, i) => pushDeclared(x, `${at}/${i}`, out));
-  else if (typeof v === 'object' && v !== null)
-    for (const [k, x] of Object.entries(v)) {
-      const here = `${at}/${k}`;
-      const nonEmpty = typeof x === 'object' && x !== null && Object.keys(x).length > 0;
-      if ((k === 'webhooks' && at === '') || k === 'callbacks') {
-        if (nonEmpty) out.push(`${here} (${Object.keys(x as object).join(', ')})`);
-      } else if (/event-stream/i.test(k) && at.endsWith('/content')) out.push(here);
-      pushDeclared(x, here, out);
+/**
+ * Where a description declares a push channel: its webhooks (OAS 3.1 4.8.1), an operation's callbacks, a response
+ * body of type text/event-stream. Only there: a schema property or an example named so is not a declaration.
+ */
+function pushDeclared(doc: unknown): string[] {
+  const out: string[] = [];
+  const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+  const webhooks = Object.keys(obj(obj(doc).webhooks));
+  if (webhooks.length) out.push(`webhooks (${webhooks.join(', ')})`);
+  for (const [path, item] of Object.entries(obj(obj(doc).paths)))
+    for (const [method, op] of Object.entries(obj(item))) {
+      const callbacks = Object.keys(obj(obj(op).callbacks));
+      if (callbacks.length) out.push(`${method.toUpperCase()} ${path} callbacks (${callbacks.join(', ')})`);
+      for (const [status, r] of Object.entries(obj(obj(op).responses)))
+        for (const type of Object.keys(obj(obj(r).content))) if (/event-stream/i.test(type)) out.push(`${method.toUpperCase()} ${path} ${status}: ${type}`);
     }
   return out;
 }
@@ -139,7 +143,10 @@ checkGroup('the machine-readable description declares no push channel', () => {
       requirements: ['feed-no-push-channel'],
     },
     async (t) => {
-      const { res, doc } = await published();
+      // The description served as JSON is feed-openapi-served's to judge; here it is only read.
+      const { res, doc } = await published().catch((e: unknown) => {
+        throw new PreconditionFailed(`/openapi-v1.json could not be read: ${(e as Error).message.split('\n')[0]}`, ['feed-openapi-published']);
+      });
       t.cite(res);
       const found = pushDeclared(doc);
       if (found.length) t.violation(`/openapi-v1.json declares a push channel ("no SSE, no webhooks, no streaming"): ${found.slice(0, 5).join('; ')}`);

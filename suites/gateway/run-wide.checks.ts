@@ -27,7 +27,7 @@ const pathOf = (x: Exchange) => operationPath('gateway', x.url)!;
  * The run's exchanges with the gateway under its base URL, the realtime WebSocket handshakes included: a refused
  * handshake is an HTTP answer of a vendor A interface, its error in the vendor A envelope and its 429 one of the two kinds.
  */
-/** The documented HTTP operations' paths, where a key is read (an unknown path's 404 is about the path; a handshake with a made-up key is the realtime checks'). */
+/** The documented HTTP operations' paths, where a key is read (an unknown path's 404 is about the path; the realtime handshake is told by its method, WS_HANDSHAKE). */
 const DOCUMENTED_PATH = /^\/v1\/(models|chat\/completions|messages|responses)$|^\/v1beta\/models\/[^/]+:/;
 const gatewayExchanges = () => runExchanges('gateway').filter((x) => operationPath('gateway', x.url) !== undefined);
 
