@@ -426,8 +426,25 @@ export function dailySame(seen: Seen[], p: { root: string; date: string; list: s
     judged++;
     if (was.content !== content) bad.push(`the report of ${r.date}: ${at(was.s)} and ${at(s)} differ in content (ETag ${was.s.etag} and ${s.etag})`);
   }
+  // A report longer than the recorder keeps, by date: two such answers of one URL compared by their digests (taken
+  // whole, keys sorted; one read whole is not compared with one past the bound).
+  const digested = new Map<string, Seen>();
+  for (const s of seen.filter((e) => e.body === undefined && e.digest && !e.cached && e.status === 200 && BY_DATE.test(e.path))) {
+    const was = digested.get(s.path);
+    if (!was) {
+      digested.set(s.path, s);
+      continue;
+    }
+    judged++;
+    if (was.digest !== s.digest)
+      bad.push(
+        `the report of ${s.path.slice(DAILIES.length + 1)}: ${at(was)} and ${at(s)} differ in content (bodies longer than the recorder keeps: their digests differ)`,
+      );
+  }
   return { judged, bad };
 }
+/** A report's own URL, /dailies/{YYYY-MM-DD}. */
+const BY_DATE = new RegExp(`^${DAILIES}/\\d{4}-\\d{2}-\\d{2}$`);
 
 /**
  * The latest daily report is the archive's newest entry, and neither goes back: once the run saw a report of date D
