@@ -406,7 +406,22 @@ export function dailySame(seen: Seen[], p: { root: string; date: string; list: s
     judged++;
     if (was.v !== v) bad.push(`the report of ${date}: generatedAt ${JSON.stringify(was.v)} in ${at(was.s)}, ${JSON.stringify(v)} in ${at(s)}`);
   };
-  for (const s of seen.filter((e) => e.body !== undefined && !e.cached)) {
+  // Each URL's report against the first one the run read there (a new ETag on the same content is the validator's
+  // rule, feed-etag-stable, not this one).
+  const sameAsFirst = (k: string, date: string, content: string, s: Seen, differ: (was: Seen) => string) => {
+    const was = first.get(k);
+    if (!was) return void first.set(k, { content, s });
+    judged++;
+    if (was.content !== content) bad.push(`the report of ${date}: ${at(was.s)} and ${at(s)} differ in content (${differ(was.s)})`);
+  };
+  for (const s of seen.filter((e) => (e.body !== undefined || e.digest) && !e.cached)) {
+    if (s.body === undefined) {
+      // A report by date longer than the recorder keeps: compared by its digest (taken whole, keys sorted) with the
+      // URL's other such answers only (one read whole is not compared with one past the bound).
+      if (s.status === 200 && isReportByDate(s.path))
+        sameAsFirst(`digest ${s.path}`, s.path.slice(DAILIES.length + 1), s.digest!, s, () => 'bodies longer than the recorder keeps: their digests differ');
+      continue;
+    }
     if (s.path === DAILIES && s.status === 200) {
       const list = field(s.body, p.list);
       if (Array.isArray(list)) for (const e of list) stamp(String(field(e, p.entryDate)), field(e, 'generatedAt'), s);
@@ -416,35 +431,13 @@ export function dailySame(seen: Seen[], p: { root: string; date: string; list: s
     if (!r) continue;
     stamp(r.date, field(r.report, 'generatedAt'), s);
     const k = `${s.path === `${DAILIES}/latest` ? 'latest' : 'by-date'} ${r.date}`;
-    // The report's content: a new ETag on the same content is the validator's rule (feed-etag-stable), not this one.
-    const content = canonical(r.report);
-    const was = first.get(k);
-    if (!was) {
-      first.set(k, { content, s });
-      continue;
-    }
-    judged++;
-    if (was.content !== content) bad.push(`the report of ${r.date}: ${at(was.s)} and ${at(s)} differ in content (ETag ${was.s.etag} and ${s.etag})`);
-  }
-  // A report longer than the recorder keeps, by date: two such answers of one URL compared by their digests (taken
-  // whole, keys sorted; one read whole is not compared with one past the bound).
-  const digested = new Map<string, Seen>();
-  for (const s of seen.filter((e) => e.body === undefined && e.digest && !e.cached && e.status === 200 && BY_DATE.test(e.path))) {
-    const was = digested.get(s.path);
-    if (!was) {
-      digested.set(s.path, s);
-      continue;
-    }
-    judged++;
-    if (was.digest !== s.digest)
-      bad.push(
-        `the report of ${s.path.slice(DAILIES.length + 1)}: ${at(was)} and ${at(s)} differ in content (bodies longer than the recorder keeps: their digests differ)`,
-      );
+    sameAsFirst(k, r.date, canonical(r.report), s, (was) => `ETag ${was.etag} and ${s.etag}`);
   }
   return { judged, bad };
 }
-/** A report's own URL, /dailies/{YYYY-MM-DD}. */
-const BY_DATE = new RegExp(`^${DAILIES}/\\d{4}-\\d{2}-\\d{2}$`);
+
+/** A report's own URL: /api/v1/dailies/{YYYY-MM-DD}. */
+export const isReportByDate = (path: string): boolean => path.startsWith(`${DAILIES}/`) && DATE.test(path.slice(DAILIES.length + 1));
 
 /**
  * The latest daily report is the archive's newest entry, and neither goes back: once the run saw a report of date D

@@ -2,7 +2,7 @@
  * content-feed-service.md — What the service does (GET only, anonymous, JSON bodies); Authentication; Errors.
  */
 import { check, expect, jsonBody, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
-import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, discoveryJson, feedGet, once, operationProbe, type FeedOperation } from '../../src/feed.js';
 import { field, kebab } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
 
@@ -97,13 +97,7 @@ const CREDENTIAL_HEADERS = {
   'user-agent': 'curl/8.5.0',
 };
 /** A field of a response's JSON body; undefined when absent or when the body is not JSON. */
-const fieldOf = (r: HttpResponse, path: string): unknown => {
-  try {
-    return field(JSON.parse(r.body) as unknown, path);
-  } catch {
-    return undefined;
-  }
-};
+const fieldOf = (r: HttpResponse, path: string): unknown => field(discoveryJson(r), path);
 /** The key paths of a value's objects, nested objects included (not into arrays, whose elements come and go). */
 const keyPaths = (v: unknown, at: string): string[] =>
   typeof v === 'object' && v !== null && !Array.isArray(v)

@@ -41,6 +41,7 @@ import {
   type BodyValue,
   type Judged,
   type Seen,
+  isReportByDate,
 } from '../../src/between.js';
 
 /** The run's exchanges with the feed: under its base URL (a redirect followed out of a path prefix reached something else). */
@@ -625,7 +626,7 @@ const lateLook = () =>
     }
     // Last too: the run's first report by date, read again as late as the run allows (a report rendered anew on a
     // timer differs only from a read seconds later; feed-run-daily-report-unchanged compares them).
-    const byDate = seen.find((s) => s.status === 200 && /^\/api\/v1\/dailies\/\d{4}-\d{2}-\d{2}$/.test(s.path));
+    const byDate = seen.find((s) => s.status === 200 && isReportByDate(s.path));
     if (byDate) res.push(await feedGet(new URL(byDate.x.url)));
     return { res, revalidated };
   });

@@ -4,7 +4,7 @@
 import { check, expect, jsonBody, checkGroup, PreconditionFailed } from '../../src/harness.js';
 import { feedGet, once } from '../../src/feed.js';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
-import { loadOpenApi, type JsonSchema } from '../../src/spec.js';
+import { isPlainObject, loadOpenApi, type JsonSchema } from '../../src/spec.js';
 import { ENTITY_TAG } from '../../src/caching.js';
 
 interface Param {
@@ -122,7 +122,7 @@ checkGroup('the machine-readable description', () => {
  */
 function pushDeclared(doc: unknown): string[] {
   const out: string[] = [];
-  const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+  const obj = (v: unknown): Record<string, unknown> => (isPlainObject(v) ? v : {});
   const webhooks = Object.keys(obj(obj(doc).webhooks));
   if (webhooks.length) out.push(`webhooks (${webhooks.join(', ')})`);
   for (const [path, item] of Object.entries(obj(obj(doc).paths)))
