@@ -208,12 +208,12 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
     }
     if (n < 2) return undefined;
     // The page ending on row n-1: from the start of the page of 100 holding it, as many rows as it needs. Rows at the
-    // window's tail leave while the walk goes on: when that page reaches the listing's end (no cursor: rows left
-    // meanwhile), the page ending two rows earlier, once.
+    // window's tail leave while the walk goes on (a slow run's pages lie seconds apart): when that page reaches the
+    // listing's end (no cursor: rows left meanwhile), the page ending 2, 6, then 14 rows earlier.
     let query = { window: '24h', limit: 0 };
     let page: HttpResponse | undefined;
     let cursor: unknown;
-    for (const end of [n - 1, n - 3]) {
+    for (const end of [n - 1, n - 3, n - 7, n - 15]) {
       if (end < 1) break;
       const k = Math.floor(end / 100);
       query = { window: '24h', limit: end % 100 || 100 };
