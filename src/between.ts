@@ -678,3 +678,111 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
   }
   return { judged, bad };
 }
+
+/**
+ * Every continuation page of a snapshot walk of the run keeps the `fields` value its walk began with (a page is of the
+ * walk whose earlier page handed out its page token as nextPage): on a walk begun with fields=default (or none) every
+ * item carries what minimal drops, on one begun with fields=minimal none does (feed-snapshot-fields-locked). `dropped`
+ * names the fields of an item that minimal drops and the item carries; `list` reads a page's items.
+ */
+export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => unknown[]; dropped: (item: unknown) => string[]; all: number }): Judged {
+  const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
+  /** The fields value of the walks that handed out each nextPage token. */
+  const walksOf = new Map<string, Set<string>>();
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of of) {
+    const q = new URL(s.x.url).searchParams;
+    const token = q.get('page');
+    const fields = token === null ? new Set([q.get('fields') ?? 'default']) : walksOf.get(token);
+    if (!fields || ![...fields].every((f) => f === 'default' || f === 'minimal')) continue;
+    if (token !== null) {
+      judged++;
+      const items = o.list(s.body);
+      const fits = (f: string) => items.every((i) => o.dropped(i).length === (f === 'minimal' ? 0 : o.all));
+      if (![...fields].some(fits)) {
+        const off = items.find((i) => ![...fields].some((f) => o.dropped(i).length === (f === 'minimal' ? 0 : o.all)));
+        bad.push(
+          `${at(s)}, a page of a walk begun with fields=${[...fields].join(' or ')}, has an item carrying ${o.dropped(off).join(' and ') || 'neither field fields=minimal drops'}`,
+        );
+      }
+    }
+    const next = field(s.body, 'nextPage');
+    if (typeof next === 'string') walksOf.set(next, new Set([...(walksOf.get(next) ?? []), ...fields]));
+  }
+  return { judged, bad };
+}
+
+/**
+ * No items cursor refused with invalid_cursor in the run is served later in the run with the same query (its limit
+ * aside): a cursor by the timeline (discoveredAt, fixed) whose anchor left the window cannot come back into it, so
+ * one served afterwards was refused while its anchor was in the window (feed-items-cursor-no-timer). `code` reads a
+ * refusal's problem code.
+ */
+export function refusedCursorsStayRefused(seen: Seen[], code: (s: Seen) => unknown): Judged {
+  const of = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && new URL(s.x.url).searchParams.get('cursor') !== null);
+  const queryOf = (s: Seen) => {
+    const q = new URL(s.x.url).searchParams;
+    q.delete('limit');
+    return [...q.entries()]
+      .sort()
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&');
+  };
+  const byTimeline = (s: Seen) => (new URL(s.x.url).searchParams.get('by') ?? 'timeline') === 'timeline';
+  const refused = new Map<string, Seen>();
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of of.filter(byTimeline)) {
+    const k = queryOf(s);
+    if (s.status === 400 && code(s) === 'invalid_cursor') {
+      if (!refused.has(k)) refused.set(k, s);
+      continue;
+    }
+    const before = refused.get(k);
+    // Later: sent after the refusal was received (two requests in flight together may be answered in either order).
+    if (!before || s.status !== 200 || s.sent < before.received) continue;
+    judged++;
+    bad.push(`${at(before)} refused the cursor as invalid_cursor, and ${at(s)} served it with the same query afterwards`);
+    refused.delete(k);
+  }
+  return { judged: judged + refused.size, bad };
+}
+
+/**
+ * No items page the run followed a cursor to holds a row of the page that gave it that cursor (feed-items-paging):
+ * keyset paging by the timeline (discoveredAt, which never changes) leads on after the anchor, the issuing page's last
+ * row, and every row of that page sorts at or before it, whenever the cursor is followed: seconds later, after rows
+ * arrived, after a retry. Pages of a search (q) are not judged; `list`, `id` and `next` read a page.
+ */
+export function cursorPagesLeadOn(seen: Seen[], o: { list: (body: unknown) => unknown[]; id: (item: unknown) => string; next: string }): Judged {
+  const of = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && s.body !== undefined);
+  const timeline = (s: Seen) => {
+    const q = new URL(s.x.url).searchParams;
+    return (q.get('by') ?? 'timeline') === 'timeline' && q.get('q') === null;
+  };
+  /** The rows of the pages that handed out each cursor, and when the first of them was received. */
+  const issued = new Map<string, { rows: Set<string>; by: Seen }>();
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of of.filter(timeline)) {
+    const cursor = new URL(s.x.url).searchParams.get('cursor');
+    const from = cursor === null ? undefined : issued.get(cursor);
+    if (from && s.sent >= from.by.received) {
+      judged++;
+      const again = o
+        .list(s.body)
+        .map(o.id)
+        .filter((id) => from.rows.has(id));
+      if (again.length) bad.push(`${at(s)} holds ${again.slice(0, 3).join(', ')} of the page that gave its cursor, ${at(from.by)}`);
+    }
+    const next = field(s.body, o.next);
+    if (typeof next === 'string') {
+      const rows = o.list(s.body).map(o.id);
+      const known = issued.get(next);
+      if (known) rows.forEach((r) => known.rows.add(r));
+      else issued.set(next, { rows: new Set(rows), by: s });
+    }
+  }
+  return { judged, bad };
+}

@@ -249,19 +249,19 @@ async function perPathFacets(): Promise<Facet[]> {
         src,
       ),
     );
-    if (shapeFor(op.display))
-      out.push(
-        facet(
-          'gw-error-code-values',
-          {
-            id: `bad-request-body@${op.operationId}`,
-            kind: 'place',
-            text: `${place}: a body that is not JSON is refused with code bad_request_body`,
-            checks: [GW_CHECK_IDS.malformedJsonCode(op.operationId)],
-          },
-          src,
-        ),
-      );
+    // Vendor C too: its refusal is read where it comes in the vendor A envelope.
+    out.push(
+      facet(
+        'gw-error-code-values',
+        {
+          id: `bad-request-body@${op.operationId}`,
+          kind: 'place',
+          text: `${place}: a body that is not JSON is refused with code bad_request_body`,
+          checks: [GW_CHECK_IDS.malformedJsonCode(op.operationId)],
+        },
+        src,
+      ),
+    );
   }
   for (const op of ops.filter((o) => !o.websocket && shapeFor(o.display) === 'vendor-a'))
     out.push(

@@ -380,6 +380,12 @@ export async function gatewayCodes(): Promise<Set<string>> {
   return new Set(s.enum);
 }
 
+/** The code tables by name (request problems, quota and pricing, upstream and channel): which table a code is of. */
+export async function gatewayCodeTables(): Promise<Record<string, string[]>> {
+  const s = (await componentSchema('gateway', 'GatewayErrorCode')) as { 'x-code-tables': Record<string, string[]> };
+  return s['x-code-tables'];
+}
+
 export type ErrorShape = 'vendor-a' | 'vendor-b';
 /** Which envelope the document gives errors on this path: vendor B on /v1/messages, vendor A elsewhere on /v1. */
 export function shapeFor(path: string): ErrorShape | undefined {

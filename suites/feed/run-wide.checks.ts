@@ -7,7 +7,7 @@ import { describe } from 'vitest';
 import { AssertionViolation, check, expect, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
-import { feedGet, firstCursor, heatNamedKeys, inputJson, instant, once, pagesOrder, profile, storyPath } from '../../src/feed.js';
+import { feedGet, firstCursor, heatNamedKeys, inputJson, instant, listOf, once, pagesOrder, problemCode, profile, storyPath } from '../../src/feed.js';
 import { ENTITY_TAG, sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, loadOpenApi, parameter, validator } from '../../src/spec.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -42,6 +42,9 @@ import {
   type Judged,
   type Seen,
   isReportByDate,
+  refusedCursorsStayRefused,
+  cursorPagesLeadOn,
+  snapshotWalkFields,
 } from '../../src/between.js';
 
 /** The run's exchanges with the feed: under its base URL (a redirect followed out of a path prefix reached something else). */
@@ -1112,12 +1115,66 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
 
   check(
     {
+      id: 'feed-run-snapshot-fields-per-walk',
+      title: 'every snapshot continuation page of the run keeps the fields value its walk began with (a retried page too)',
+      requirements: ['feed-snapshot-fields-locked'],
+    },
+    async (t) => {
+      const dropped = (i: unknown) => ['summary', 'links.original'].filter((f) => field(i, f) !== undefined);
+      judge(
+        t,
+        snapshotWalkFields(runSeen(), { list: (b) => listOf(b, profile().snapshot.list!), dropped, all: 2 }),
+        'the run followed no snapshot nextPage it had read whole',
+        'continuation pages gave items of the other fields value',
+      );
+    },
+  );
+
+  check(
+    {
       id: 'feed-run-snapshot-cursor-per-walk',
       title: 'every snapshot continuation page of the run (fields=minimal walks too) carries the cursor its walk began with',
       requirements: ['feed-snapshot-cursor-stable'],
     },
     async (t) => {
       judge(t, snapshotWalkCursors(runSeen()), 'the run followed no snapshot nextPage it had read whole', 'continuation pages gave another cursor');
+    },
+  );
+});
+
+describe.sequential('between two exchanges of the run: items cursors', () => {
+  check(
+    {
+      id: 'feed-run-refused-cursor-stays-refused',
+      title: 'no items cursor the run saw refused as invalid_cursor was served afterwards with the same query (its anchor cannot come back into the window)',
+      requirements: ['feed-items-cursor-no-timer'],
+    },
+    async (t) => {
+      const code = (s: { x: Exchange }) => {
+        try {
+          return problemCode(JSON.parse(s.x.responseBody ?? '') as Record<string, unknown>);
+        } catch {
+          return undefined;
+        }
+      };
+      judge(t, refusedCursorsStayRefused(runSeen(), code), 'the run saw no items cursor refused as invalid_cursor', 'cursors were refused, then served');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-items-cursor-leads-on',
+      title: 'no items page the run followed a cursor to (by the timeline) holds a row of the page that gave the cursor, however late it was followed',
+      requirements: ['feed-items-paging'],
+    },
+    async (t) => {
+      const p = profile().items;
+      judge(
+        t,
+        cursorPagesLeadOn(runSeen(), { list: (b) => listOf(b, p.list!), id: (i) => String(field(i, p.id!)), next: p.nextCursor! }),
+        'the run followed no items cursor it had read the page of',
+        'continuation pages repeated rows of the page before them',
+      );
     },
   );
 });

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type OpenAIClient from 'openai';
 import type AnthropicClient from '@anthropic-ai/sdk';
 
-import { check, expect } from '../../src/harness.js';
+import { check, expect, type CheckTools } from '../../src/harness.js';
 import { baseUrl, runContext } from '../../src/context.js';
 import { chosenModel, gw, recordingFetch, requireValidKey, sdkCall, sdkError, unknownModel, withRecordedGlobalFetch, madeUpKey } from '../../src/gateway.js';
 
@@ -135,6 +135,50 @@ describe.sequential('vendor A official client (openai)', () => {
   );
 });
 
+/**
+ * A streamed message through the client's stream helper (MessageStream): its events in the order the client needs,
+ * and the message it builds from them holding the stream's text and stop reason.
+ */
+async function anthropicStream(t: CheckTools): Promise<void> {
+  const client = await anthropic(await requireValidKey(t));
+  const model = await chosenModel();
+  const { types, streamed, message } = await sdkCall('messages.stream()', async () => {
+    // The client's stream helper (MessageStream): it parses the events and builds the message from them, as an
+    // application reading a stream does; finalMessage() throws where the events do not build one.
+    const stream = client.messages.stream({
+      model,
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
+    });
+    const seen: string[] = [];
+    let text = '';
+    for await (const event of stream) {
+      seen.push(event.type);
+      // The text the stream carried, whatever its delta's type says.
+      if (event.type === 'content_block_delta') {
+        const piece = (event.delta as { text?: unknown }).text;
+        if (typeof piece === 'string') text += piece;
+      }
+    }
+    return { types: seen, streamed: text, message: await stream.finalMessage() };
+  });
+  const built = message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+  t.observe('events', types.join(', '));
+  t.observe('the message the client built', `${JSON.stringify(built)}, stop_reason ${JSON.stringify(message.stop_reason)}`);
+  // What the client needs to build the message (its MessageStream: a message_start, the content blocks' deltas
+  // after it, a message_stop after them), in that order; events of other types anywhere (the vendor's protocol
+  // adds some, and its client passes them on or skips them) are not a departure.
+  expect(types, 'the events the client parsed from the stream').toContain('message_start');
+  const start = types.indexOf('message_start');
+  expect(types.slice(start + 1), 'the events after message_start').toContain('content_block_delta');
+  const delta = types.indexOf('content_block_delta', start + 1);
+  expect(types.slice(delta + 1), 'the events after its first content_block_delta').toContain('message_stop');
+  // The message the client built holds the text the stream carried (a delta it cannot read is text lost to the
+  // application) and the stop reason the stream gave it (the client takes it from message_delta, before message_stop).
+  expect(built, "the text of the message the client built from the stream's deltas").toBe(streamed);
+  expect(typeof message.stop_reason, "the stop_reason of the message the client built (the stream's message_delta)").toBe('string');
+}
+
 describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
   check(
     {
@@ -186,33 +230,11 @@ describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
   check(
     {
       id: 'gw-sdk-anthropic-stream',
-      title: "@anthropic-ai/sdk: a streamed message (stream: true) yields its events, message_start, its deltas, message_stop, through the client's own parser",
+      title:
+        "@anthropic-ai/sdk: a streamed message yields its events, message_start, its deltas, message_stop, and the message they build, through the client's own stream helper",
       requirements: ['gw-sdk-vendor-b'],
     },
-    async (t) => {
-      const client = await anthropic(await requireValidKey(t));
-      const model = await chosenModel();
-      const types = await sdkCall('messages.create({ stream: true })', async () => {
-        const stream = await client.messages.create({
-          model,
-          max_tokens: 16,
-          messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
-          stream: true,
-        });
-        const seen: string[] = [];
-        for await (const event of stream) seen.push(event.type);
-        return seen;
-      });
-      t.observe('events', types.join(', '));
-      // What the client needs to build the message (its MessageStream: a message_start, the content blocks' deltas
-      // after it, a message_stop after them), in that order; events of other types anywhere (the vendor's protocol
-      // adds some, and its client passes them on or skips them) are not a departure.
-      expect(types, 'the events the client parsed from the stream').toContain('message_start');
-      const start = types.indexOf('message_start');
-      expect(types.slice(start + 1), 'the events after message_start').toContain('content_block_delta');
-      const delta = types.indexOf('content_block_delta', start + 1);
-      expect(types.slice(delta + 1), 'the events after its first content_block_delta').toContain('message_stop');
-    },
+    anthropicStream,
   );
 });
 

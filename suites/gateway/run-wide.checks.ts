@@ -11,6 +11,7 @@ import {
   shapeFor,
   expectErrorShape,
   gatewayCodes,
+  gatewayCodeTables,
   looseErrorCodes,
   statedLimit,
   typeNames,
@@ -77,7 +78,8 @@ function ownError(x: Exchange): string | undefined {
 const BODY_ROUTED = /^\/v1\/(chat\/completions|messages|responses)$/;
 /** A request body the suite sent that is not JSON (one cut at the recorder's bound is not judged). */
 const notJson = (body: string | undefined): boolean => {
-  if (!body || body.length >= RECORDED_BODY_CHARS) return false;
+  // An empty body is none (a GET's is undefined): not JSON either.
+  if (body === undefined || body.length >= RECORDED_BODY_CHARS) return false;
   try {
     JSON.parse(body);
     return false;
@@ -126,6 +128,46 @@ async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
     if (other) t.violation(`${where(x)}: code ${JSON.stringify(code)} is ${other}, not a code of the code tables in its documented form`);
   }
   t.observe('errors checked', `${errors.length} (${typed.length} with a type)`);
+}
+
+/** An error's code: vendor B's error.type holds it, vendor A's (and a vendor C error in that envelope) error.code. */
+const codeOf = (x: Exchange): unknown =>
+  shapeFor(pathOf(x)) === 'vendor-b' ? looseErrorCodes(x.responseBody ?? '')[1] : vendorAFields(x.responseBody ?? '').code;
+
+/**
+ * Every error the gateway produced itself (ownError: a made-up path, its own key rules, a body it cannot route) has a
+ * code of the table its cause is of: none from "upstream and channel" (those "come from upstream accounts, not from
+ * the request", and no upstream saw it) and none from "quota and pricing" (none of these causes is a quota or a
+ * price: a key past its quota is not among them).
+ */
+async function everyOwnErrorCodeFits(t: CheckTools): Promise<void> {
+  const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && ownError(x) !== undefined);
+  if (own.length === 0) return t.notApplicable('the run saw no error the gateway produced itself');
+  const tables = await gatewayCodeTables();
+  const misfit = ['upstream and channel', 'quota and pricing'];
+  for (const x of own) {
+    const code = codeOf(x);
+    const table = misfit.find((name) => tables[name]!.includes(String(code)));
+    if (table)
+      t.violation(
+        `${x.method} ${x.url} (${x.status}): code ${String(code)}, of the ${table} table, on ${ownError(x)!}: no ${table === misfit[0] ? 'upstream account' : 'quota or price'} was its cause`,
+      );
+  }
+  t.observe('errors read', String(own.length));
+}
+
+/** Every vendor B error the gateway produced itself holds a code of the code tables in error.type ("string holding the code value"). */
+async function everyOwnVendorBTypeACode(t: CheckTools): Promise<void> {
+  const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && ownError(x) !== undefined);
+  if (own.length === 0) return t.notApplicable('the run saw no vendor B error the gateway produced itself');
+  const codes = await gatewayCodes();
+  for (const x of own) {
+    const code = codeOf(x);
+    // A code spelt another way is the code check's finding (gw-every-error-type-and-code).
+    if (!codes.has(String(code)) && !codeInAnotherForm(code, codes))
+      t.violation(`${x.method} ${x.url} (${x.status}): error.type ${JSON.stringify(code)} on ${ownError(x)!} is not a code value of the code tables`);
+  }
+  t.observe('errors read', String(own.length));
 }
 
 /** Every request of the run that carried a key the suite made up, on a documented path: answered 401. */
@@ -270,6 +312,27 @@ describe.sequential('every response the run saw', () => {
       requirements: ['gw-error-message-redacted'],
     },
     noCredentialInAnyError,
+  );
+});
+
+describe.sequential('every error the gateway produced itself', () => {
+  check(
+    {
+      id: 'gw-every-own-error-code-fits',
+      title:
+        'every error the gateway produced itself (a made-up path, its own key rules, a body it cannot route) had no code of the upstream-and-channel or the quota-and-pricing table',
+      requirements: ['gw-error-code-values'],
+    },
+    everyOwnErrorCodeFits,
+  );
+
+  check(
+    {
+      id: 'gw-every-own-vendor-b-error-type-a-code',
+      title: 'every vendor B error the gateway produced itself held a code value of the code tables in error.type',
+      requirements: ['gw-error-shape-vendor-b'],
+    },
+    everyOwnVendorBTypeACode,
   );
 });
 
