@@ -786,3 +786,113 @@ export function cursorPagesLeadOn(seen: Seen[], o: { list: (body: unknown) => un
   }
   return { judged, bad };
 }
+
+/**
+ * Every paged answer of the run that says there is more gives the cursor of its next page (feed-items-paging,
+ * feed-snapshot-paging: a client follows it while hasMore is true). `pages` names each paged path's fields.
+ */
+export function moreHasNext(seen: Seen[], pages: { path: string; hasMore: string; next: string }[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((x) => x.status === 200 && x.body !== undefined && x.x.method === 'GET')) {
+    const p = pages.find((q) => q.path === s.path);
+    if (!p || field(s.body, p.hasMore) !== true) continue;
+    judged++;
+    const next = field(s.body, p.next);
+    if (typeof next !== 'string' || next === '') {
+      bad.push(`${at(s)} says ${p.hasMore} true and gives ${p.next} ${JSON.stringify(next)}`);
+    }
+  }
+  return { judged, bad };
+}
+
+/** Every string under a `links` object of a body, with where it was found. */
+function linksIn(value: unknown, where = ''): { at: string; link: string }[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => linksIn(v, `${where}[${i}]`));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => {
+    const here = where ? `${where}.${k}` : k;
+    if (k === 'links' && typeof v === 'object' && v !== null && !Array.isArray(v))
+      return Object.entries(v as Record<string, unknown>).flatMap(([n, l]) => (typeof l === 'string' ? [{ at: `${here}.${n}`, link: l }] : []));
+    return linksIn(v, here);
+  });
+}
+
+/**
+ * Every link of the run's 200 bodies that leads into this service's API (under its base URL, into /api/) leads under
+ * /api/v1 ("All paths are under the prefix /api/v1"; feed-paths-v1-prefix). `pathOf` gives a URL's path under the base
+ * URL (undefined: outside it); links to other hosts and pages are not judged.
+ */
+export function apiLinksUnderV1(seen: Seen[], pathOf: (url: string) => string | undefined): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((x) => x.status === 200 && x.body !== undefined)) {
+    for (const { at: where, link } of linksIn(s.body)) {
+      let url: URL;
+      try {
+        url = new URL(link, s.x.url);
+      } catch {
+        continue;
+      }
+      const p = pathOf(url.href);
+      if (url.origin !== new URL(s.x.url).origin || !p?.startsWith('/api/')) continue;
+      judged++;
+      if (!p.startsWith('/api/v1/')) bad.push(`${at(s)}: ${where} ${link} leads to ${p}, outside /api/v1`);
+    }
+  }
+  return { judged, bad };
+}
+
+/**
+ * Every small first snapshot page of the run (limit at most 5) says hasMore true when the run's snapshot pages showed
+ * ten or more items beyond its limit (feed-snapshot-paging: "true while further pages exist"; the margin is for a
+ * live set that loses a few items meanwhile). `list` and `id` read a page.
+ */
+export function smallSnapshotPagesHaveMore(seen: Seen[], o: { list: (body: unknown) => unknown[]; id: (item: unknown) => string }): Judged {
+  const pages = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined && s.x.method === 'GET');
+  const ids = new Set(pages.flatMap((s) => o.list(s.body).map(o.id)));
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of pages) {
+    const q = new URL(s.x.url).searchParams;
+    const limit = Number(q.get('limit'));
+    if (q.get('page') !== null || !Number.isInteger(limit) || limit < 1 || limit > 5 || ids.size < limit + 10) continue;
+    judged++;
+    if (field(s.body, 'hasMore') !== true)
+      bad.push(`${at(s)} says hasMore ${JSON.stringify(field(s.body, 'hasMore'))}, where the run's snapshot pages showed ${ids.size} items`);
+  }
+  return { judged, bad };
+}
+
+/**
+ * Every story reference of the run (storyline, related) whose link leads to the story endpoint names the reference's
+ * own id there (feed-story-references: a client follows the reference to the story it names). `refs` reads a story
+ * body's references, `id` a reference's id; `pathOf` gives a URL's path under the base URL.
+ */
+export function referenceLinksNameTheirIds(
+  seen: Seen[],
+  o: { refs: (body: unknown) => unknown[]; id: (ref: unknown) => unknown; pathOf: (url: string) => string | undefined },
+): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((x) => x.path.startsWith('/api/v1/stories/') && x.status === 200 && x.body !== undefined)) {
+    for (const ref of o.refs(s.body)) {
+      const id = o.id(ref);
+      if (typeof id !== 'string') continue;
+      for (const { at: where, link } of linksIn({ ref })) {
+        let p: string | undefined;
+        try {
+          p = o.pathOf(new URL(link, s.x.url).href);
+        } catch {
+          continue;
+        }
+        const m = p === undefined ? null : /^\/api\/v1\/stories\/([^/?#]+)$/.exec(p.split('?')[0]!);
+        if (!m) continue;
+        judged++;
+        const named = decodeURIComponent(m[1]!);
+        if (named !== id) bad.push(`${at(s)}: the reference ${String(id)} links (${where.replace(/^ref\./, '')}) to the story ${named}`);
+      }
+    }
+  }
+  return { judged, bad };
+}

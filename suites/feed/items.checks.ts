@@ -534,6 +534,44 @@ checkGroup('the query a listing is given', () => {
   );
 });
 
+checkGroup('the default limit on a continuation page', () => {
+  check(
+    {
+      id: 'feed-items-continuation-default-limit',
+      title: 'a continuation page of a first page without limit, asked without limit, is the one limit=50 gives',
+      requirements: ['feed-items-limit-range'],
+    },
+    async (t) => {
+      // Without limit on both pages the default (50) holds on either reading: the default applies to each request,
+      // or the cursor keeps its first page's limit, which was the default too.
+      const first = await page({});
+      t.cite(first.res);
+      // A deployment whose 7d window holds one default page or less has no continuation page to ask.
+      if (!first.next) return t.notApplicable('the default listing has one page (50 selected items or fewer in the 7d window): no continuation page');
+      const cursor = first.next;
+      const ids = (r: HttpResponse) =>
+        r.status === 200 ? JSON.stringify(listOf(inputJson(r, `GET ${r.url}`), profile().items.list!).map((i) => idOf(i))) : `status ${r.status}`;
+      const cmp = await compareLive(
+        (c) => feedGet('/api/v1/items', { query: { cursor }, ...c }),
+        (c) => feedGet('/api/v1/items', { query: { cursor, limit: 50 }, ...c }),
+        ids,
+      );
+      t.cite(...cmp.responses);
+      precondition(
+        cmp.first.status === 200 && cmp.second.status === 200,
+        `the continuation page answered ${cmp.first.status} and ${cmp.second.status} (the cursor checks judge that)`,
+      );
+      precondition(
+        cmp.outcome !== 'moving',
+        'the continuation page changed between every two requests: the feed changes faster than the comparison can finish',
+      );
+      const n = (r: HttpResponse) => listOf(inputJson(r, `GET ${r.url}`), profile().items.list!).length;
+      t.observe('page sizes', `${n(cmp.first)} without limit, ${n(cmp.second)} with limit=50`);
+      expect(ids(cmp.first), 'the continuation page without limit lists what limit=50 lists').toBe(ids(cmp.second));
+    },
+  );
+});
+
 const expectInvalidCursor = (res: HttpResponse) => {
   needsAccess(res, 'the listing with a cursor');
   const body = expectProblem(res, 400);

@@ -44,6 +44,10 @@ import {
   isReportByDate,
   refusedCursorsStayRefused,
   cursorPagesLeadOn,
+  moreHasNext,
+  smallSnapshotPagesHaveMore,
+  apiLinksUnderV1,
+  referenceLinksNameTheirIds,
   snapshotWalkFields,
 } from '../../src/between.js';
 
@@ -66,7 +70,38 @@ function violations<T>(t: CheckTools, bad: T[], seen: number, what: string, show
  */
 const CURSOR_REUSE_AGE_MS = 1500;
 
+/** The run's earliest snapshot sync cursor (a first page's, read whole), and when its answer came. */
+function earliestSyncCursor(): { cursor: string; at: number; x: Exchange } | undefined {
+  for (const s of runSeen()) {
+    const q = new URL(s.x.url).searchParams;
+    const cursor = field(s.body, 'cursor');
+    if (s.path === '/api/v1/selected/snapshot' && s.status === 200 && q.get('page') === null && typeof cursor === 'string')
+      return { cursor, at: s.received, x: s.x };
+  }
+  return undefined;
+}
+
 describe.sequential('the cursor lifetime, at the end of the run', () => {
+  check(
+    {
+      id: 'feed-changes-snapshot-cursor-still-valid',
+      title: "the sync cursor of the run's first snapshot is still accepted by the changes endpoint at the end of the run",
+      requirements: ['feed-changes-accepts-snapshot-cursor'],
+    },
+    async (t) => {
+      const first = earliestSyncCursor();
+      if (!first) return t.notApplicable('the run read no first snapshot page with a sync cursor');
+      t.observe('sync cursor', `of ${first.x.method} ${first.x.url}`);
+      const young = CURSOR_REUSE_AGE_MS - (Date.now() - first.at);
+      if (young > 0) await new Promise((r) => setTimeout(r, young));
+      // The procedure calls the changes endpoint with that cursor after the last page, however long the walk took.
+      const again = await feedGet('/api/v1/selected/changes', { query: { [profile().changes.cursorParam!]: first.cursor } });
+      t.cite(again);
+      t.observe('sync cursor age when used', `${((Date.now() - first.at) / 1000).toFixed(1)} s`);
+      expect(again.status, "the changes endpoint with the sync cursor of the run's first snapshot").toBe(200);
+    },
+  );
+
   check(
     {
       id: 'feed-items-cursor-still-valid',
@@ -1138,6 +1173,84 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
     },
     async (t) => {
       judge(t, snapshotWalkCursors(runSeen()), 'the run followed no snapshot nextPage it had read whole', 'continuation pages gave another cursor');
+    },
+  );
+});
+
+describe.sequential('every paged answer and every link the run saw', () => {
+  for (const [path, requirement, what] of [
+    ['/api/v1/items', 'feed-items-paging', 'items'],
+    ['/api/v1/selected/snapshot', 'feed-snapshot-paging', 'snapshot'],
+  ] as const)
+    check(
+      {
+        id: `feed-run-${what}-more-has-next`,
+        title: `every ${what} page of the run that says there is more gives the cursor of its next page`,
+        requirements: [requirement],
+      },
+      async (t) => {
+        const p = what === 'items' ? profile().items : { hasMore: 'hasMore', nextCursor: 'nextPage' };
+        judge(
+          t,
+          moreHasNext(runSeen(), [{ path, hasMore: p.hasMore!, next: p.nextCursor! }]),
+          `the run read no ${what} page that said there was more`,
+          'pages said there was more and gave no cursor to it',
+        );
+      },
+    );
+
+  check(
+    {
+      id: 'feed-run-small-snapshot-pages-have-more',
+      title: 'every first snapshot page of the run of 5 items or fewer says hasMore true when the run saw more items in the set',
+      requirements: ['feed-snapshot-paging'],
+    },
+    async (t) => {
+      const sp = profile().snapshot;
+      judge(
+        t,
+        smallSnapshotPagesHaveMore(runSeen(), { list: (b) => listOf(b, sp.list!), id: (i) => String(field(i, sp.id!)) }),
+        'the run read no first snapshot page of 5 items or fewer from a set that showed more',
+        'small first pages said there was no more',
+      );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-story-reference-links',
+      title: 'every storyline and related reference of the run whose link leads to the story endpoint names its own id there',
+      requirements: ['feed-story-references'],
+    },
+    async (t) => {
+      const sp = profile().story;
+      const refs = (b: unknown) =>
+        [sp.storyline!, sp.related!].flatMap((k) => {
+          const v = field(field(b, sp.root!), k);
+          return Array.isArray(v) ? v : [];
+        });
+      judge(
+        t,
+        referenceLinksNameTheirIds(runSeen(), { refs, id: (r) => field(r, sp.referenceId!), pathOf: (u) => operationPath('feed', u) }),
+        'the run read no story reference with a link to the story endpoint',
+        'references linked to another story than their own id',
+      );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-api-links-v1',
+      title: "every link of the run's bodies that leads into the service's API leads under /api/v1",
+      requirements: ['feed-paths-v1-prefix'],
+    },
+    async (t) => {
+      judge(
+        t,
+        apiLinksUnderV1(runSeen(), (u) => operationPath('feed', u)),
+        "the run's bodies held no link into the API",
+        'links led outside /api/v1',
+      );
     },
   );
 });
