@@ -51,7 +51,11 @@ describe('dailySame: a past report does not change across the run', () => {
   });
 });
 
-const item = (id: string, full = true) => (full ? { id, summary: 's', links: { original: 'https://news.example/a' } } : { id });
+/** An item whose timeline time follows its id's last letter (a later letter, an older item). */
+const item = (id: string, full = true) => {
+  const discoveredAt = new Date(Date.parse('2026-11-27T05:00:00Z') - id.charCodeAt(id.length - 1) * 60_000).toISOString();
+  return full ? { id, discoveredAt, publishedAt: discoveredAt, summary: 's', links: { original: 'https://news.example/a' } } : { id, discoveredAt };
+};
 const list = (b: unknown) => ((b as { items?: unknown[] }).items ?? []) as unknown[];
 const id = (i: unknown) => (i as { id: string }).id;
 
@@ -67,16 +71,24 @@ describe('the run-wide rules between pages', () => {
   });
   it('refusedCursorsStayRefused: a cursor refused, then served with the same query (its limit aside)', () => {
     const refused = seen('/api/v1/items?cursor=k1', { status: 400, responseBody: '{"code":"invalid_cursor"}' });
-    const served = seen('/api/v1/items?cursor=k1&limit=5', { body: { items: [] } });
+    const served = seen('/api/v1/items?cursor=k1', { body: { items: [] } });
     const code = (s: Seen) => (JSON.parse(s.x.responseBody ?? '{}') as { code?: string }).code;
-    expect(refusedCursorsStayRefused([refused, served], code).bad).toHaveLength(1);
+    const o = { code, list, next: 'page.nextCursor' };
+    const fresh = new Date(clock).toISOString();
+    const issuer = seen('/api/v1/items?limit=5', { body: { items: [{ id: 'a', discoveredAt: fresh, publishedAt: fresh }], page: { nextCursor: 'k1' } } });
+    expect(refusedCursorsStayRefused([issuer, refused, served], o).bad).toHaveLength(1);
     const other = seen('/api/v1/items?cursor=k1&window=24h', { body: { items: [] } });
-    expect(refusedCursorsStayRefused([refused, other], code).bad).toHaveLength(0);
+    expect(refusedCursorsStayRefused([issuer, refused, other], o).bad).toHaveLength(0);
+    // A cursor the run did not see issued (its anchor's time unknown) is not judged.
+    expect(refusedCursorsStayRefused([refused, served], o).judged).toBe(0);
   });
   it('cursorPagesLeadOn: a page its cursor led to repeats a row of the page that gave it', () => {
     const p1 = seen('/api/v1/items', { body: { items: [item('a'), item('b')], page: { nextCursor: 'n1' } } });
     const p2 = seen('/api/v1/items?cursor=n1', { body: { items: [item('b'), item('c')], page: {} } });
     expect(cursorPagesLeadOn([p1, p2], { list, id, next: 'page.nextCursor' }).bad).toHaveLength(1);
+    // The row before the anchor repeated too, as an offset cursor does.
+    const offset = seen('/api/v1/items?cursor=n1', { body: { items: [item('a'), item('c')], page: {} } });
+    expect(cursorPagesLeadOn([p1, offset], { list, id, next: 'page.nextCursor' }).bad).toHaveLength(1);
     const ok = seen('/api/v1/items?cursor=n1', { body: { items: [item('c')], page: {} } });
     expect(cursorPagesLeadOn([p1, ok], { list, id, next: 'page.nextCursor' })).toEqual({ judged: 1, bad: [] });
     const search = seen('/api/v1/items?q=ab&cursor=n1', { body: { items: [item('b')], page: {} } });

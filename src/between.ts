@@ -15,7 +15,7 @@ import type { Exchange } from './http.js';
 import { weakMatch, parseCacheControl, sMaxAge } from './caching.js';
 import { field } from './spec.js';
 import { canonical } from './canonical.js';
-import { effectiveTime, instant } from './feed.js';
+import { effectiveTime, instant, WINDOW_MS } from './feed.js';
 
 /** One answer of the run from a documented operation, as the rules here read it. */
 export interface Seen {
@@ -681,9 +681,10 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
 
 /**
  * Every continuation page of a snapshot walk of the run keeps the `fields` value its walk began with (a page is of the
- * walk whose earlier page handed out its page token as nextPage): on a walk begun with fields=default (or none) every
- * item carries what minimal drops, on one begun with fields=minimal none does (feed-snapshot-fields-locked). `dropped`
- * names the fields of an item that minimal drops and the item carries; `list` reads a page's items.
+ * walk whose earlier page handed out its page token as nextPage): on a walk begun with fields=default every item
+ * carries what minimal drops, on one begun with fields=minimal none does, on one begun without fields what its first
+ * page showed (feed-snapshot-fields-locked). `dropped` names the fields of an item that minimal drops and the item
+ * carries; `list` reads a page's items.
  */
 export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => unknown[]; dropped: (item: unknown) => string[]; all: number }): Judged {
   const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
@@ -694,7 +695,16 @@ export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => u
   for (const s of of) {
     const q = new URL(s.x.url).searchParams;
     const token = q.get('page');
-    const fields = token === null ? new Set([q.get('fields') ?? 'default']) : walksOf.get(token);
+    // A walk begun without fields has the default value, whichever it is (feed-snapshot-fields-minimal judges which):
+    // read from its first page's items, all carrying what minimal drops or none.
+    const shown = (): string | undefined => {
+      const items = o.list(s.body);
+      if (items.length && items.every((i) => o.dropped(i).length === o.all)) return 'default';
+      if (items.length && items.every((i) => o.dropped(i).length === 0)) return 'minimal';
+      return undefined;
+    };
+    const first = token === null ? (q.get('fields') ?? shown()) : undefined;
+    const fields = token === null ? (first === undefined ? undefined : new Set([first])) : walksOf.get(token);
     if (!fields || ![...fields].every((f) => f === 'default' || f === 'minimal')) continue;
     if (token !== null) {
       judged++;
@@ -714,37 +724,42 @@ export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => u
 }
 
 /**
- * No items cursor refused with invalid_cursor in the run is served later in the run with the same query (its limit
- * aside): a cursor by the timeline (discoveredAt, fixed) whose anchor left the window cannot come back into it, so
- * one served afterwards was refused while its anchor was in the window (feed-items-cursor-no-timer). `code` reads a
- * refusal's problem code.
+ * No items cursor refused with invalid_cursor in the run is served later in the run with the same query: a cursor by
+ * the timeline whose anchor left the window cannot come back into it, so one served afterwards was refused while its
+ * anchor was in the window (feed-items-cursor-no-timer). Judged only for a cursor the run saw issued, whose anchor (the
+ * last row of the page that gave it) lay more than ten minutes inside the window when it was refused (instances a
+ * little apart in their clocks may disagree at the edge), and not on an answer a cache gave (Age above 0).
+ * `code` reads a refusal's problem code; `list` and `next` read a page.
  */
-export function refusedCursorsStayRefused(seen: Seen[], code: (s: Seen) => unknown): Judged {
-  const of = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && new URL(s.x.url).searchParams.get('cursor') !== null);
-  const queryOf = (s: Seen) => {
-    const q = new URL(s.x.url).searchParams;
-    q.delete('limit');
-    return [...q.entries()]
-      .sort()
-      .map(([k, v]) => `${k}=${v}`)
-      .join('&');
-  };
-  const byTimeline = (s: Seen) => (new URL(s.x.url).searchParams.get('by') ?? 'timeline') === 'timeline';
+export function refusedCursorsStayRefused(seen: Seen[], o: { code: (s: Seen) => unknown; list: (body: unknown) => unknown[]; next: string }): Judged {
+  const items = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && !s.cached);
+  /** The timeline time of each cursor's anchor: the last row of the page that gave it. */
+  const anchorAt = new Map<string, number>();
+  for (const s of items.filter((x) => x.status === 200 && x.body !== undefined)) {
+    const next = field(s.body, o.next);
+    const last = o.list(s.body).at(-1);
+    const time = typeof last === 'object' && last !== null ? effectiveTime(last as Record<string, unknown>, 'timeline') : undefined;
+    if (typeof next === 'string' && time !== undefined && !anchorAt.has(next)) anchorAt.set(next, time);
+  }
+  const params = (s: Seen) => new URL(s.x.url).searchParams;
+  const byTimeline = (s: Seen) => (params(s).get('by') ?? 'timeline') === 'timeline' && params(s).get('cursor') !== null;
   const refused = new Map<string, Seen>();
   const bad: string[] = [];
   let judged = 0;
-  for (const s of of.filter(byTimeline)) {
-    const k = queryOf(s);
-    if (s.status === 400 && code(s) === 'invalid_cursor') {
-      if (!refused.has(k)) refused.set(k, s);
+  for (const s of items.filter(byTimeline)) {
+    const cursor = params(s).get('cursor')!;
+    if (s.status === 400 && o.code(s) === 'invalid_cursor') {
+      const anchor = anchorAt.get(cursor);
+      const windowMs = WINDOW_MS[params(s).get('window') ?? '7d'];
+      if (anchor !== undefined && windowMs !== undefined && anchor > s.sent - windowMs + 10 * 60_000 && !refused.has(s.key)) refused.set(s.key, s);
       continue;
     }
-    const before = refused.get(k);
+    const before = refused.get(s.key);
     // Later: sent after the refusal was received (two requests in flight together may be answered in either order).
     if (!before || s.status !== 200 || s.sent < before.received) continue;
     judged++;
-    bad.push(`${at(before)} refused the cursor as invalid_cursor, and ${at(s)} served it with the same query afterwards`);
-    refused.delete(k);
+    bad.push(`${at(before)} refused the cursor as invalid_cursor, its anchor well inside the window, and ${at(s)} served the same request afterwards`);
+    refused.delete(s.key);
   }
   return { judged: judged + refused.size, bad };
 }
@@ -761,27 +776,47 @@ export function cursorPagesLeadOn(seen: Seen[], o: { list: (body: unknown) => un
     const q = new URL(s.x.url).searchParams;
     return (q.get('by') ?? 'timeline') === 'timeline' && q.get('q') === null;
   };
-  /** The rows of the pages that handed out each cursor, and when the first of them was received. */
-  const issued = new Map<string, { rows: Set<string>; by: Seen }>();
+  /** The rows of the pages that handed out each cursor (with their timeline times), the anchor's time, and the first such page. */
+  const issued = new Map<
+    string,
+    { rows: Set<string>; times: Map<string, number | undefined>; anchor: number | undefined; anchorId: string | undefined; by: Seen }
+  >();
+  const timeOf = (r: unknown) => (typeof r === 'object' && r !== null ? effectiveTime(r as Record<string, unknown>, 'timeline') : undefined);
   const bad: string[] = [];
   let judged = 0;
   for (const s of of.filter(timeline)) {
     const cursor = new URL(s.x.url).searchParams.get('cursor');
     const from = cursor === null ? undefined : issued.get(cursor);
-    if (from && s.sent >= from.by.received) {
+    if (from && s.sent >= from.by.received && !s.cached) {
       judged++;
+      // A row whose timeline time is what it was, and not the anchor's (a tie broken by a field that may change), is
+      // still before the anchor, and the anchor is never after itself: a row whose time moved (publishedAt filled in
+      // later) may rightly come after it.
       const again = o
         .list(s.body)
-        .map(o.id)
-        .filter((id) => from.rows.has(id));
+        .filter((r) => {
+          const t = timeOf(r);
+          return from.rows.has(o.id(r)) && t !== undefined && t === from.times.get(o.id(r)) && (t !== from.anchor || o.id(r) === from.anchorId);
+        })
+        .map(o.id);
       if (again.length) bad.push(`${at(s)} holds ${again.slice(0, 3).join(', ')} of the page that gave its cursor, ${at(from.by)}`);
     }
     const next = field(s.body, o.next);
-    if (typeof next === 'string') {
-      const rows = o.list(s.body).map(o.id);
-      const known = issued.get(next);
-      if (known) rows.forEach((r) => known.rows.add(r));
-      else issued.set(next, { rows: new Set(rows), by: s });
+    if (typeof next === 'string' && !s.cached) {
+      const rows = o.list(s.body);
+      const last = rows.at(-1);
+      const known = issued.get(next) ?? {
+        rows: new Set<string>(),
+        times: new Map(),
+        anchor: timeOf(last),
+        anchorId: last === undefined ? undefined : o.id(last),
+        by: s,
+      };
+      for (const r of rows) {
+        known.rows.add(o.id(r));
+        known.times.set(o.id(r), timeOf(r));
+      }
+      issued.set(next, known);
     }
   }
   return { judged, bad };
@@ -818,10 +853,14 @@ function linksIn(value: unknown, where = ''): { at: string; link: string }[] {
   });
 }
 
+/** A documented operation's path under /api/, with whatever version segment it has (none, v1, v2, ...). */
+const OPERATION_UNDER_API = /^\/api\/(v\d+\/)?(?:items|hot-topics|stories\/[^/]+|dailies|dailies\/[^/]+|selected\/snapshot|selected\/changes)\/?$/;
+
 /**
- * Every link of the run's 200 bodies that leads into this service's API (under its base URL, into /api/) leads under
- * /api/v1 ("All paths are under the prefix /api/v1"; feed-paths-v1-prefix). `pathOf` gives a URL's path under the base
- * URL (undefined: outside it); links to other hosts and pages are not judged.
+ * Every link of the run's 200 bodies that leads to one of the documented operations (under the base URL, /api/ and an
+ * operation's path, with or without a version segment) leads to it under /api/v1 ("All paths are under the prefix
+ * /api/v1"; feed-paths-v1-prefix). `pathOf` gives a URL's path under the base URL (undefined: outside it); links to
+ * other hosts, pages and anything else under /api/ (a redirector, an image proxy) are not judged.
  */
 export function apiLinksUnderV1(seen: Seen[], pathOf: (url: string) => string | undefined): Judged {
   const bad: string[] = [];
@@ -835,28 +874,31 @@ export function apiLinksUnderV1(seen: Seen[], pathOf: (url: string) => string | 
         continue;
       }
       const p = pathOf(url.href);
-      if (url.origin !== new URL(s.x.url).origin || !p?.startsWith('/api/')) continue;
+      const op = p === undefined ? null : OPERATION_UNDER_API.exec(p);
+      if (url.origin !== new URL(s.x.url).origin || !op) continue;
       judged++;
-      if (!p.startsWith('/api/v1/')) bad.push(`${at(s)}: ${where} ${link} leads to ${p}, outside /api/v1`);
+      if (op[1] !== 'v1/') bad.push(`${at(s)}: ${where} ${link} leads to ${p}, a documented operation outside /api/v1`);
     }
   }
   return { judged, bad };
 }
 
 /**
- * Every small first snapshot page of the run (limit at most 5) says hasMore true when the run's snapshot pages showed
- * ten or more items beyond its limit (feed-snapshot-paging: "true while further pages exist"; the margin is for a
+ * Every small first snapshot page of the run (limit at most 5) says hasMore true when the run's snapshot pages received
+ * before it was asked showed ten or more items beyond its limit (feed-snapshot-paging: "true while further pages exist"; the margin is for a
  * live set that loses a few items meanwhile). `list` and `id` read a page.
  */
 export function smallSnapshotPagesHaveMore(seen: Seen[], o: { list: (body: unknown) => unknown[]; id: (item: unknown) => string }): Judged {
-  const pages = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined && s.x.method === 'GET');
-  const ids = new Set(pages.flatMap((s) => o.list(s.body).map(o.id)));
+  const pages = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined && s.x.method === 'GET' && !s.cached);
   const bad: string[] = [];
   let judged = 0;
   for (const s of pages) {
     const q = new URL(s.x.url).searchParams;
     const limit = Number(q.get('limit'));
-    if (q.get('page') !== null || !Number.isInteger(limit) || limit < 1 || limit > 5 || ids.size < limit + 10) continue;
+    if (q.get('page') !== null || !Number.isInteger(limit) || limit < 1 || limit > 5) continue;
+    // The items the run's pages showed before this page was asked: the set then held at least those (less a few left).
+    const ids = new Set(pages.filter((p) => p.received <= s.sent).flatMap((p) => o.list(p.body).map(o.id)));
+    if (ids.size < limit + 10) continue;
     judged++;
     if (field(s.body, 'hasMore') !== true)
       bad.push(`${at(s)} says hasMore ${JSON.stringify(field(s.body, 'hasMore'))}, where the run's snapshot pages showed ${ids.size} items`);
@@ -873,13 +915,21 @@ export function referenceLinksNameTheirIds(
   seen: Seen[],
   o: { refs: (body: unknown) => unknown[]; id: (ref: unknown) => unknown; pathOf: (url: string) => string | undefined },
 ): Judged {
+  /** The story each merged id of the run redirected to (its 308's Location). */
+  const survivor = new Map<string, string>();
+  for (const s of seen.filter((x) => x.path.startsWith('/api/v1/stories/') && x.status === 308)) {
+    const location = s.x.responseHeaders?.location;
+    const to = location === undefined ? null : /\/stories\/([^/?#]+)\/?(?:[?#].*)?$/.exec(location);
+    if (to) survivor.set(decodeURIComponent(s.path.slice('/api/v1/stories/'.length)), decodeURIComponent(to[1]!));
+  }
   const bad: string[] = [];
   let judged = 0;
   for (const s of seen.filter((x) => x.path.startsWith('/api/v1/stories/') && x.status === 200 && x.body !== undefined)) {
     for (const ref of o.refs(s.body)) {
       const id = o.id(ref);
       if (typeof id !== 'string') continue;
-      for (const { at: where, link } of linksIn({ ref })) {
+      // The reference's own API link (links.api, real-deployments.md): other links it carries may lead anywhere.
+      for (const { at: where, link } of linksIn({ ref }).filter((l) => l.at === 'ref.links.api')) {
         let p: string | undefined;
         try {
           p = o.pathOf(new URL(link, s.x.url).href);
@@ -890,7 +940,9 @@ export function referenceLinksNameTheirIds(
         if (!m) continue;
         judged++;
         const named = decodeURIComponent(m[1]!);
-        if (named !== id) bad.push(`${at(s)}: the reference ${String(id)} links (${where.replace(/^ref\./, '')}) to the story ${named}`);
+        // A merged reference may link straight to the story its id redirects to (a 308 of the run says which).
+        if (named !== id && survivor.get(id) !== named)
+          bad.push(`${at(s)}: the reference ${String(id)} links (${where.replace(/^ref\./, '')}) to the story ${named}`);
       }
     }
   }

@@ -224,12 +224,15 @@ export function operationProbe(op: FeedOperation): Promise<OperationProbe> {
   });
 }
 
+/** An answer a cache gave from storage: its Age is above 0. */
+const fromCache = (r: HttpResponse) => Number(r.header('age') ?? 0) > 0;
+
 /**
  * Whether request `b` gives the same `key` as request `a`, on a feed that may change between any two requests.
  * `a`, then at once `b`; when they differ, at once `a` again: equal to `b`, the feed moved before `b` (the same);
  * equal to the first `a`, nothing moved and `b` differs (content only moves on: an edit or an addition is not
- * undone). When all three differ the feed moved twice, and the comparison is tried again, `tries` times in all
- * (default 3); then it is undecided ('moving').
+ * undone), unless one of the three came from a cache (Age above 0: an older answer). When all three differ the feed
+ * moved twice, and the comparison is tried again, `tries` times in all (default 3); then it is undecided ('moving').
  */
 export async function compareLive(
   a: (o: { continuation: boolean }) => Promise<HttpResponse>,
@@ -249,7 +252,8 @@ export async function compareLive(
     const again = await a({ continuation: true });
     responses.push(again);
     if (key(again) === key(second)) return { outcome: 'same', first: again, second, responses };
-    if (key(again) === key(first)) return { outcome: 'different', first, second, responses };
+    // Nothing moved, unless a cache answered: a stored answer may be older than `b`'s fresh one (Age above 0).
+    if (key(again) === key(first) && ![first, second, again].some(fromCache)) return { outcome: 'different', first, second, responses };
     if (attempt + 1 >= tries) return { outcome: 'moving', first, second, responses };
   }
 }

@@ -539,7 +539,7 @@ checkGroup('the default limit on a continuation page', () => {
     {
       id: 'feed-items-continuation-default-limit',
       title: 'a continuation page of a first page without limit, asked without limit, is the one limit=50 gives',
-      requirements: ['feed-items-limit-range'],
+      requirements: ['feed-items-defaults'],
     },
     async (t) => {
       // Without limit on both pages the default (50) holds on either reading: the default applies to each request,
