@@ -79,8 +79,11 @@ describe('the run-wide rules between pages', () => {
     expect(refusedCursorsStayRefused([issuer, refused, served], o).bad).toHaveLength(1);
     const other = seen('/api/v1/items?cursor=k1&window=24h', { body: { items: [] } });
     expect(refusedCursorsStayRefused([issuer, refused, other], o).bad).toHaveLength(0);
-    // A cursor the run did not see issued (its anchor's time unknown) is not judged.
-    expect(refusedCursorsStayRefused([refused, served], o).judged).toBe(0);
+    // A cursor the run did not read the page of: judged in the 7d window, not in the 24h one (its edge cursors).
+    expect(refusedCursorsStayRefused([refused, served], o).bad).toHaveLength(1);
+    const refused24 = seen('/api/v1/items?cursor=k2&window=24h', { status: 400, responseBody: '{"code":"invalid_cursor"}' });
+    const served24 = seen('/api/v1/items?cursor=k2&window=24h', { body: { items: [] } });
+    expect(refusedCursorsStayRefused([refused24, served24], o).judged).toBe(0);
   });
   it('cursorPagesLeadOn: a page its cursor led to repeats a row of the page that gave it', () => {
     const p1 = seen('/api/v1/items', { body: { items: [item('a'), item('b')], page: { nextCursor: 'n1' } } });

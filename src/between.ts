@@ -726,8 +726,8 @@ export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => u
 /**
  * No items cursor refused with invalid_cursor in the run is served later in the run with the same query: a cursor by
  * the timeline whose anchor left the window cannot come back into it, so one served afterwards was refused while its
- * anchor was in the window (feed-items-cursor-no-timer). Judged only for a cursor the run saw issued, whose anchor (the
- * last row of the page that gave it) lay more than ten minutes inside the window when it was refused (instances a
+ * anchor was in the window (feed-items-cursor-no-timer). Judged for a cursor whose anchor (the last row of the page
+ * that gave it, where the run read it) lay more than ten minutes inside the window when it was refused (instances a
  * little apart in their clocks may disagree at the edge), and not on an answer a cache gave (Age above 0).
  * `code` reads a refusal's problem code; `list` and `next` read a page.
  */
@@ -750,8 +750,13 @@ export function refusedCursorsStayRefused(seen: Seen[], o: { code: (s: Seen) => 
     const cursor = params(s).get('cursor')!;
     if (s.status === 400 && o.code(s) === 'invalid_cursor') {
       const anchor = anchorAt.get(cursor);
-      const windowMs = WINDOW_MS[params(s).get('window') ?? '7d'];
-      if (anchor !== undefined && windowMs !== undefined && anchor > s.sent - windowMs + 10 * 60_000 && !refused.has(s.key)) refused.set(s.key, s);
+      const window = params(s).get('window') ?? '7d';
+      const windowMs = WINDOW_MS[window];
+      // An anchor not read (its page longer than the recorder keeps): judged in the 7d window, whose edge lies a week
+      // back (a cursor anchored within a clock's skew of it is all but never met); not in the 24h window, whose edge
+      // cursors the run sends on purpose.
+      const inside = anchor === undefined ? window === '7d' : windowMs !== undefined && anchor > s.sent - windowMs + 10 * 60_000;
+      if (inside && !refused.has(s.key)) refused.set(s.key, s);
       continue;
     }
     const before = refused.get(s.key);

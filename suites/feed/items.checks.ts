@@ -567,6 +567,8 @@ checkGroup('the default limit on a continuation page', () => {
       );
       const n = (r: HttpResponse) => listOf(inputJson(r, `GET ${r.url}`), profile().items.list!).length;
       t.observe('page sizes', `${n(cmp.first)} without limit, ${n(cmp.second)} with limit=50`);
+      // A page of limit=50 holding more is no measure of the default: the limit's own checks judge it.
+      precondition(n(cmp.second) <= 50, `the continuation page of limit=50 held ${n(cmp.second)} items (feed-items-limit-range judges that)`);
       expect(ids(cmp.first), 'the continuation page without limit lists what limit=50 lists').toBe(ids(cmp.second));
     },
   );
