@@ -382,8 +382,8 @@ export async function gatewayCodes(): Promise<Set<string>> {
 
 /** The code tables by name (request problems, quota and pricing, upstream and channel): which table a code is of. */
 export async function gatewayCodeTables(): Promise<Record<string, string[]>> {
-  const s = (await componentSchema('gateway', 'GatewayErrorCode')) as { 'x-code-tables': Record<string, string[]> };
-  return s['x-code-tables'];
+  const doc = (await loadOpenApi('gateway')) as unknown as { components: { 'x-gateway-code-tables': Record<string, string[]> } };
+  return doc.components['x-gateway-code-tables'];
 }
 
 export type ErrorShape = 'vendor-a' | 'vendor-b';
