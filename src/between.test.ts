@@ -10,7 +10,7 @@ import {
   snapshotWalkFields,
   type Seen,
 } from './between.js';
-import type { Exchange } from './http.js';
+import { outline, type Exchange } from './http.js';
 
 const PATHS = { root: 'report', date: 'date', list: 'dates', entryDate: 'date' };
 let clock = Date.parse('2026-11-27T06:00:00Z');
@@ -102,6 +102,13 @@ describe('the run-wide rules between pages', () => {
     const good = seen('/api/v1/selected/snapshot', { body: { items: [], hasMore: true, nextPage: 'x' } });
     const pages = [{ path: '/api/v1/selected/snapshot', hasMore: 'hasMore', next: 'nextPage' }];
     expect(moreHasNext([bad, good], pages)).toEqual({ judged: 2, bad: [expect.stringContaining('nextPage null') as string] });
+  });
+  it('moreHasNext reads a page longer than the recorder keeps from its outline', () => {
+    const body = { items: Array.from({ length: 50 }, (_, i) => item(`i${i}`)), page: { hasMore: true, nextCursor: null } };
+    const long: Seen = { ...seen('/api/v1/items?q=ab', {}), outline: outline(body) };
+    expect((outline(body) as { items: unknown[] }).items).toHaveLength(2);
+    const pages = [{ path: '/api/v1/items', hasMore: 'page.hasMore', next: 'page.nextCursor' }];
+    expect(moreHasNext([long], pages).bad).toHaveLength(1);
   });
   it('smallSnapshotPagesHaveMore: a first page of 1 says no more while the run saw more items', () => {
     const items = Array.from({ length: 12 }, (_, i) => item(`i${i}`));

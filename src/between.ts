@@ -33,6 +33,8 @@ export interface Seen {
   body?: unknown;
   /** A GET 200 longer than the recorder keeps: the digest of its whole JSON body, as the recorder took it. */
   digest?: string;
+  /** A GET 200 longer than the recorder keeps: its outline (every list cut to its first and last entries). */
+  outline?: unknown;
   /** From a cache: Age above 0. */
   cached: boolean;
 }
@@ -44,6 +46,15 @@ export interface Judged {
 }
 
 /** The run's answers, oldest first; `pathOf` gives the documented path of a URL (undefined: not the feed's). */
+/** A recorded outline, parsed (undefined where the redaction left no JSON). */
+function parsedOutline(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | undefined): Seen[] {
   const out: Seen[] = [];
   for (const x of exchanges) {
@@ -74,6 +85,7 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
       ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentDigest && x.requestHeaders['connection'] !== 'close'
         ? { digest: x.contentDigest }
         : {}),
+      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentOutline ? { outline: parsedOutline(x.contentOutline) } : {}),
     });
   }
   return out.sort((a, b) => a.sent - b.sent);
@@ -735,9 +747,11 @@ export function refusedCursorsStayRefused(seen: Seen[], o: { code: (s: Seen) => 
   const items = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && !s.cached);
   /** The timeline time of each cursor's anchor: the last row of the page that gave it. */
   const anchorAt = new Map<string, number>();
-  for (const s of items.filter((x) => x.status === 200 && x.body !== undefined)) {
-    const next = field(s.body, o.next);
-    const last = o.list(s.body).at(-1);
+  // A page longer than the recorder keeps is read from its outline, which keeps each list's last entry.
+  for (const s of items.filter((x) => x.status === 200 && (x.body ?? x.outline) !== undefined)) {
+    const body = s.body ?? s.outline;
+    const next = field(body, o.next);
+    const last = o.list(body).at(-1);
     const time = typeof last === 'object' && last !== null ? effectiveTime(last as Record<string, unknown>, 'timeline') : undefined;
     if (typeof next === 'string' && time !== undefined && !anchorAt.has(next)) anchorAt.set(next, time);
   }
@@ -834,11 +848,13 @@ export function cursorPagesLeadOn(seen: Seen[], o: { list: (body: unknown) => un
 export function moreHasNext(seen: Seen[], pages: { path: string; hasMore: string; next: string }[]): Judged {
   const bad: string[] = [];
   let judged = 0;
-  for (const s of seen.filter((x) => x.status === 200 && x.body !== undefined && x.x.method === 'GET')) {
+  // A page longer than the recorder keeps is read from its outline: its own fields are kept whole there.
+  for (const s of seen.filter((x) => x.status === 200 && (x.body ?? x.outline) !== undefined && x.x.method === 'GET')) {
+    const body = s.body ?? s.outline;
     const p = pages.find((q) => q.path === s.path);
-    if (!p || field(s.body, p.hasMore) !== true) continue;
+    if (!p || field(body, p.hasMore) !== true) continue;
     judged++;
-    const next = field(s.body, p.next);
+    const next = field(body, p.next);
     if (typeof next !== 'string' || next === '') {
       bad.push(`${at(s)} says ${p.hasMore} true and gives ${p.next} ${JSON.stringify(next)}`);
     }

@@ -34,6 +34,11 @@ export interface Exchange {
   truncated?: boolean;
   /** A JSON body longer than the recorded bound: the SHA-256 of its whole value, keys sorted (two answers' content compared). */
   contentDigest?: string;
+  /**
+   * A JSON body longer than the recorded bound, outlined (outline()): every scalar field outside lists as it was, each
+   * list cut to its first and last entries. What a rule about a page's own fields (hasMore, its cursor, its last row) reads.
+   */
+  contentOutline?: string;
   durationMs: number;
   startedAt: string;
   attempt: number;
@@ -182,19 +187,28 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
 /** Request and response bodies are recorded up to this many characters. */
 export const RECORDED_BODY_CHARS = 16_384;
 
+/** A JSON value with each list cut to its first and last entries (themselves outlined), everything else kept. */
+export function outline(value: unknown): unknown {
+  if (Array.isArray(value)) return (value.length > 2 ? [value[0], value.at(-1)] : value).map(outline);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, outline(v)]));
+}
+
 /**
  * A response body as the record keeps it: redacted, up to the bound, and when it is longer and JSON the digest of its
  * whole value (keys sorted), which the run-wide checks compare where the text was cut.
  */
-function recordedBody(red: Redactor, text: string): Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest'> {
-  const out: Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest'> = { responseBody: red.redact(text.slice(0, RECORDED_BODY_CHARS)) };
+function recordedBody(red: Redactor, text: string): Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest' | 'contentOutline'> {
+  const out: Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest' | 'contentOutline'> = {
+    responseBody: red.redact(text.slice(0, RECORDED_BODY_CHARS)),
+  };
   if (text.length <= RECORDED_BODY_CHARS) return out;
   out.truncated = true;
   try {
-    out.contentDigest = createHash('sha256')
-      .update(canonical(JSON.parse(text)))
-      .digest('hex')
-      .slice(0, 32);
+    const value: unknown = JSON.parse(text);
+    out.contentDigest = createHash('sha256').update(canonical(value)).digest('hex').slice(0, 32);
+    const outlined = red.redact(JSON.stringify(outline(value)));
+    if (outlined.length <= RECORDED_BODY_CHARS) out.contentOutline = outlined;
   } catch {
     // Not JSON: nothing to compare by content.
   }
