@@ -45,7 +45,6 @@ export interface Judged {
   bad: string[];
 }
 
-/** The run's answers, oldest first; `pathOf` gives the documented path of a URL (undefined: not the feed's). */
 /** A recorded outline, parsed (undefined where the redaction left no JSON). */
 function parsedOutline(text: string): unknown {
   try {
@@ -55,6 +54,7 @@ function parsedOutline(text: string): unknown {
   }
 }
 
+/** The run's answers, oldest first; `pathOf` gives the documented path of a URL (undefined: not the feed's). */
 export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | undefined): Seen[] {
   const out: Seen[] = [];
   for (const x of exchanges) {
@@ -700,6 +700,8 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
  */
 export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => unknown[]; dropped: (item: unknown) => string[]; all: number }): Judged {
   const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
+  /** Whether an item shows the fields value `f`: what minimal drops, all of it (default) or none (minimal). */
+  const shows = (i: unknown, f: string) => o.dropped(i).length === (f === 'minimal' ? 0 : o.all);
   /** The fields value of the walks that handed out each nextPage token. */
   const walksOf = new Map<string, Set<string>>();
   const bad: string[] = [];
@@ -707,23 +709,17 @@ export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => u
   for (const s of of) {
     const q = new URL(s.x.url).searchParams;
     const token = q.get('page');
+    const items = o.list(s.body);
     // A walk begun without fields has the default value, whichever it is (feed-snapshot-fields-minimal judges which):
     // read from its first page's items, all carrying what minimal drops or none.
-    const shown = (): string | undefined => {
-      const items = o.list(s.body);
-      if (items.length && items.every((i) => o.dropped(i).length === o.all)) return 'default';
-      if (items.length && items.every((i) => o.dropped(i).length === 0)) return 'minimal';
-      return undefined;
-    };
+    const shown = () => (items.length ? ['default', 'minimal'].find((f) => items.every((i) => shows(i, f))) : undefined);
     const first = token === null ? (q.get('fields') ?? shown()) : undefined;
     const fields = token === null ? (first === undefined ? undefined : new Set([first])) : walksOf.get(token);
     if (!fields || ![...fields].every((f) => f === 'default' || f === 'minimal')) continue;
     if (token !== null) {
       judged++;
-      const items = o.list(s.body);
-      const fits = (f: string) => items.every((i) => o.dropped(i).length === (f === 'minimal' ? 0 : o.all));
-      if (![...fields].some(fits)) {
-        const off = items.find((i) => ![...fields].some((f) => o.dropped(i).length === (f === 'minimal' ? 0 : o.all)));
+      if (![...fields].some((f) => items.every((i) => shows(i, f)))) {
+        const off = items.find((i) => ![...fields].some((f) => shows(i, f)));
         bad.push(
           `${at(s)}, a page of a walk begun with fields=${[...fields].join(' or ')}, has an item carrying ${o.dropped(off).join(' and ') || 'neither field fields=minimal drops'}`,
         );
@@ -938,14 +934,13 @@ export function referenceLinksNameTheirIds(
 ): Judged {
   /** The story each merged id of the run redirected to (its 308's Location). */
   const survivor = new Map<string, string>();
-  for (const s of seen.filter((x) => x.path.startsWith('/api/v1/stories/') && x.status === 308)) {
-    const location = s.x.responseHeaders?.location;
-    const to = location === undefined ? null : /\/stories\/([^/?#]+)\/?(?:[?#].*)?$/.exec(location);
-    if (to) survivor.set(decodeURIComponent(s.path.slice('/api/v1/stories/'.length)), decodeURIComponent(to[1]!));
+  for (const s of seen.filter((x) => x.path.startsWith(STORY) && x.status === 308)) {
+    const to = locationId(s);
+    if (to !== undefined) survivor.set(storyId(s), to);
   }
   const bad: string[] = [];
   let judged = 0;
-  for (const s of seen.filter((x) => x.path.startsWith('/api/v1/stories/') && x.status === 200 && x.body !== undefined)) {
+  for (const s of seen.filter((x) => x.path.startsWith(STORY) && x.status === 200 && x.body !== undefined)) {
     for (const ref of o.refs(s.body)) {
       const id = o.id(ref);
       if (typeof id !== 'string') continue;

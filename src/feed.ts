@@ -225,7 +225,7 @@ export function operationProbe(op: FeedOperation): Promise<OperationProbe> {
 }
 
 /** An answer a cache gave from storage: its Age is above 0. */
-const fromCache = (r: HttpResponse) => Number(r.header('age') ?? 0) > 0;
+export const fromCache = (r: HttpResponse) => Number(r.header('age') ?? 0) > 0;
 
 /**
  * Whether request `b` gives the same `key` as request `a`, on a feed that may change between any two requests.

@@ -386,6 +386,15 @@ export async function gatewayCodeTables(): Promise<Record<string, string[]>> {
   return doc.components['x-gateway-code-tables'];
 }
 
+/**
+ * Whether an error body is a gateway_error in the vendor A envelope (error.type the deployment's gateway_error,
+ * error.code a string): how a vendor C refusal, whose body the document does not show, is read where it comes so.
+ */
+export function gatewayErrorInVendorA(body: string): boolean {
+  const { type, code } = vendorAFields(body);
+  return type === typeNames().gatewayError && typeof code === 'string';
+}
+
 export type ErrorShape = 'vendor-a' | 'vendor-b';
 /** Which envelope the document gives errors on this path: vendor B on /v1/messages, vendor A elsewhere on /v1. */
 export function shapeFor(path: string): ErrorShape | undefined {

@@ -9,6 +9,7 @@ import {
   CLOCK_TOLERANCE_MS,
   effectiveTime,
   feedGet,
+  fromCache,
   instant,
   idOf,
   inputJson,
@@ -386,7 +387,7 @@ async function minimalSameValues(t: CheckTools): Promise<void> {
   if (min.status !== 200) return t.notApplicable(`the snapshot answered ${min.status} to fields=minimal (feed-snapshot-fields-enum judges that)`);
   precondition(before.status === 200 && after.status === 200, `the snapshot answered ${before.status} and ${after.status} to fields=default`);
   // From a cache (Age above 0) a page may be older than the others by up to its freshness: not compared.
-  const aged = [before, min, after].filter((r) => Number(r.header('age') ?? '0') > 0);
+  const aged = [before, min, after].filter(fromCache);
   if (aged.length) return t.notApplicable(`${aged.length} of the three pages came from a cache (Age above 0): they are not of one moment`);
   const byId = (res: HttpResponse) =>
     new Map(listOf(inputJson(res, `GET ${res.url}`), profile().snapshot.list!).map((i) => [idOf(i, profile().snapshot.id!), i] as const));

@@ -97,6 +97,10 @@ async function everyErrorInItsEnvelope(t: CheckTools): Promise<void> {
   t.observe('errors checked', String(checked.length));
 }
 
+/** An error's code: vendor B's error.type holds it, vendor A's (and a vendor C error in that envelope) error.code. */
+const codeOf = (x: Exchange): unknown =>
+  shapeFor(pathOf(x)) === 'vendor-b' ? looseErrorCodes(x.responseBody ?? '')[1] : vendorAFields(x.responseBody ?? '').code;
+
 /** Every error of the run: its type from the table and in its place, a gateway_error's code from the tables, no code spelt another way. */
 async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
   const errors = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated);
@@ -123,16 +127,12 @@ async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
   }
   // In every envelope (vendor B's error.type holds the code), whatever the type: a table code spelt another way.
   for (const x of errors) {
-    const code = shapeFor(pathOf(x)) === 'vendor-b' ? looseErrorCodes(x.responseBody ?? '')[1] : vendorAFields(x.responseBody ?? '').code;
+    const code = codeOf(x);
     const other = codeInAnotherForm(code, codes);
     if (other) t.violation(`${where(x)}: code ${JSON.stringify(code)} is ${other}, not a code of the code tables in its documented form`);
   }
   t.observe('errors checked', `${errors.length} (${typed.length} with a type)`);
 }
-
-/** An error's code: vendor B's error.type holds it, vendor A's (and a vendor C error in that envelope) error.code. */
-const codeOf = (x: Exchange): unknown =>
-  shapeFor(pathOf(x)) === 'vendor-b' ? looseErrorCodes(x.responseBody ?? '')[1] : vendorAFields(x.responseBody ?? '').code;
 
 /**
  * Every error the gateway produced itself (ownError: a made-up path, its own key rules, a body it cannot route) has a
