@@ -3,7 +3,11 @@ import {
   apiLinksUnderV1,
   cursorPagesLeadOn,
   dailySame,
+  filteredRowsHold,
+  firstListings,
   moreHasNext,
+  pagesWithinLimit,
+  windowPagesComplete,
   referenceLinksNameTheirIds,
   refusedCursorsStayRefused,
   smallSnapshotPagesHaveMore,
@@ -88,14 +92,14 @@ describe('the run-wide rules between pages', () => {
   it('cursorPagesLeadOn: a page its cursor led to repeats a row of the page that gave it', () => {
     const p1 = seen('/api/v1/items', { body: { items: [item('a'), item('b')], page: { nextCursor: 'n1' } } });
     const p2 = seen('/api/v1/items?cursor=n1', { body: { items: [item('b'), item('c')], page: {} } });
-    expect(cursorPagesLeadOn([p1, p2], { list, id, next: 'page.nextCursor' }).bad).toHaveLength(1);
+    expect(cursorPagesLeadOn([p1, p2], { list: 'items', id, next: 'page.nextCursor' }).bad).toHaveLength(1);
     // The row before the anchor repeated too, as an offset cursor does.
     const offset = seen('/api/v1/items?cursor=n1', { body: { items: [item('a'), item('c')], page: {} } });
-    expect(cursorPagesLeadOn([p1, offset], { list, id, next: 'page.nextCursor' }).bad).toHaveLength(1);
+    expect(cursorPagesLeadOn([p1, offset], { list: 'items', id, next: 'page.nextCursor' }).bad).toHaveLength(1);
     const ok = seen('/api/v1/items?cursor=n1', { body: { items: [item('c')], page: {} } });
-    expect(cursorPagesLeadOn([p1, ok], { list, id, next: 'page.nextCursor' })).toEqual({ judged: 1, bad: [] });
+    expect(cursorPagesLeadOn([p1, ok], { list: 'items', id, next: 'page.nextCursor' })).toEqual({ judged: 1, bad: [] });
     const search = seen('/api/v1/items?q=ab&cursor=n1', { body: { items: [item('b')], page: {} } });
-    expect(cursorPagesLeadOn([p1, search], { list, id, next: 'page.nextCursor' }).judged).toBe(0);
+    expect(cursorPagesLeadOn([p1, search], { list: 'items', id, next: 'page.nextCursor' }).judged).toBe(0);
   });
   it('moreHasNext: a page that says there is more and gives no cursor', () => {
     const bad = seen('/api/v1/selected/snapshot', { body: { items: [], hasMore: true, nextPage: null } });
@@ -132,5 +136,65 @@ describe('the run-wide rules between pages', () => {
     const refs = (b: unknown) => (b as { story: { storyline: unknown[] } }).story.storyline;
     const r = referenceLinksNameTheirIds([story], { refs, id: (x) => (x as { publicId: string }).publicId, pathOf });
     expect(r).toEqual({ judged: 1, bad: [expect.stringContaining('to the story other') as string] });
+  });
+});
+
+describe('the run-wide rules: long pages, filters, limits and first listings', () => {
+  it('cursorPagesLeadOn: by=published walks (the by of their first page), and pages read from the row index', () => {
+    const p1 = seen('/api/v1/items?by=published', { body: { items: [item('a'), item('b')], page: { nextCursor: 'n2' } } });
+    const again = seen('/api/v1/items?cursor=n2', { body: { items: [item('b'), item('c')], page: {} } });
+    expect(cursorPagesLeadOn([p1, again], { list: 'items', id, next: 'page.nextCursor' }).bad).toHaveLength(1);
+    // A first page longer than the recorder keeps: its rows from the row index, its cursor from the outline.
+    const long = { ...seen('/api/v1/items', {}), rows: { items: [item('a'), item('b')] }, outline: { page: { nextCursor: 'n3' } } };
+    const repeat = seen('/api/v1/items?cursor=n3', { body: { items: [item('b')], page: {} } });
+    expect(cursorPagesLeadOn([long, repeat], { list: 'items', id, next: 'page.nextCursor' }).bad).toHaveLength(1);
+  });
+  it('filteredRowsHold: a mode=selected row not selected, a category=X row of another category', () => {
+    const o = { list: 'items', id: 'id', selected: 'selected', category: 'category', categories: ['review', 'practice'] };
+    const selected = seen('/api/v1/items?category=Review', { body: { items: [{ id: 'a', selected: true, category: 'review' }] } });
+    expect(filteredRowsHold([selected], o)).toEqual({ judged: 1, bad: [] });
+    const unselected = seen('/api/v1/items?mode=selected', { body: { items: [{ id: 'a', selected: false }] } });
+    expect(filteredRowsHold([unselected], o).bad).toHaveLength(1);
+    const other = seen('/api/v1/items?mode=all&category=review', { body: { items: [{ id: 'a', selected: false, category: 'practice' }] } });
+    expect(filteredRowsHold([other], o).bad).toHaveLength(1);
+    // A label outside the document's current values (a translated one) is not judged.
+    const label = seen('/api/v1/items?mode=all&category=review', { body: { items: [{ id: 'a', category: '评测' }] } });
+    expect(filteredRowsHold([label], o)).toEqual({ judged: 1, bad: [] });
+    // A continuation page's filter is its cursor's: not judged.
+    expect(filteredRowsHold([seen('/api/v1/items?cursor=c', { body: { items: [{ id: 'a', selected: false }] } })], o).judged).toBe(0);
+  });
+  it('windowPagesComplete: a window=24h page lacking a row of the last 24 hours that listings of its query show before and after it', () => {
+    const o = { list: 'items', id: 'id', hasMore: 'page.hasMore', changed: new Set<string>() };
+    const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
+    const dated = (s: Seen) => ({ ...s, x: { ...s.x, responseHeaders: { date } } });
+    const u1 = seen('/api/v1/items?limit=100', { body: { items: [item('a'), item('b'), item('c')] } });
+    const f = dated(seen('/api/v1/items?window=24h&limit=5', { body: { items: [item('a'), item('b')], page: { hasMore: false } } }));
+    const u2 = seen('/api/v1/items?limit=50', { body: { items: [item('a'), item('b'), item('c')] } });
+    expect(windowPagesComplete([u1, f, u2], o).bad).toHaveLength(1);
+    // A row the change feed listed may have left and come back in between: not judged.
+    expect(windowPagesComplete([u1, f, u2], { ...o, changed: new Set(['c']) })).toEqual({ judged: 2, bad: [] });
+    // Beyond the page's reach (it says there is more, and the row is older than its last): not judged.
+    const more = dated(seen('/api/v1/items?window=24h&limit=2', { body: { items: [item('a'), item('b')], page: { hasMore: true } } }));
+    expect(windowPagesComplete([u1, more, u2], o)).toEqual({ judged: 0, bad: [] });
+    // Listings of another query (a mode sent on one side only) are not compared.
+    const other = seen('/api/v1/items?mode=all', { body: { items: [item('a'), item('b'), item('c')] } });
+    expect(windowPagesComplete([other, f, other], o).judged).toBe(0);
+  });
+  it('pagesWithinLimit: a page holding more rows than its limit, counted whole or by its recorded length', () => {
+    const pages = [{ path: '/api/v1/selected/snapshot', list: 'items', max: 1000 }];
+    const over = seen('/api/v1/selected/snapshot?fields=minimal&limit=2', { body: { items: [{}, {}, {}] } });
+    expect(pagesWithinLimit([over], pages).bad).toHaveLength(1);
+    const long = { ...seen('/api/v1/selected/snapshot?limit=2', {}), lengths: { items: 500 } };
+    expect(pagesWithinLimit([long], pages).bad).toHaveLength(1);
+    const within = seen('/api/v1/selected/snapshot?limit=2', { body: { items: [{}, {}] } });
+    expect(pagesWithinLimit([within], pages)).toEqual({ judged: 1, bad: [] });
+  });
+  it('firstListings: one first page per set of parameter names, earliest first, none with a cursor', () => {
+    const a = { ...seen('/api/v1/items?category=review', { body: { items: [] } }), etag: '"a"' };
+    const b = { ...seen('/api/v1/items?category=practice', { body: { items: [] } }), etag: '"b"' };
+    const c = { ...seen('/api/v1/items?mode=all', { body: { items: [] } }), etag: '"c"' };
+    const d = { ...seen('/api/v1/items?cursor=x', { body: { items: [] } }), etag: '"d"' };
+    const e = { ...seen('/api/v1/items', { body: { items: [] } }), etag: '"e"' };
+    expect(firstListings([a, b, c, d, e], { path: '/api/v1/items', skip: ['cursor'], max: 5, before: Infinity }).map((s) => s.key)).toEqual([a.key, c.key]);
   });
 });

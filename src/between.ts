@@ -11,11 +11,11 @@
  * Age), which may hand out what the origin served within its freshness window: such an answer is never the later
  * half of a pair.
  */
-import type { Exchange } from './http.js';
+import { contentDigest, type Exchange } from './http.js';
 import { weakMatch, parseCacheControl, sMaxAge } from './caching.js';
 import { field } from './spec.js';
 import { canonical } from './canonical.js';
-import { effectiveTime, instant, WINDOW_MS } from './feed.js';
+import { CLOCK_TOLERANCE_MS, effectiveTime, instant, WINDOW_MS } from './feed.js';
 
 /** One answer of the run from a documented operation, as the rules here read it. */
 export interface Seen {
@@ -35,8 +35,21 @@ export interface Seen {
   digest?: string;
   /** A GET 200 longer than the recorder keeps: its outline (every list cut to its first and last entries). */
   outline?: unknown;
+  /** A GET 200 longer than the recorder keeps: the length of each of its lists (not inside a list), by path. */
+  lengths?: Record<string, number>;
+  /** A GET 200 longer than the recorder keeps: each list of objects with its rows cut to their short scalar fields, by path. */
+  rows?: Record<string, Record<string, unknown>[]>;
   /** From a cache: Age above 0. */
   cached: boolean;
+}
+
+/**
+ * The rows of a list of a recorded 200 (`list`: its path in the body): every row whole when the body was kept whole,
+ * else every row cut to its short scalar fields (ids, timestamps, flags) from the row index; undefined when neither.
+ */
+export function listRows(s: Seen, list: string): Record<string, unknown>[] | undefined {
+  const rows = s.body !== undefined ? field(s.body, list) : s.rows?.[list];
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : undefined;
 }
 
 /** The outcome of a rule over the run: how many answers (or pairs) it judged, and each break, described. */
@@ -86,6 +99,8 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
         ? { digest: x.contentDigest }
         : {}),
       ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentOutline ? { outline: parsedOutline(x.contentOutline) } : {}),
+      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentLengths ? { lengths: x.contentLengths } : {}),
+      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentRows ? { rows: parsedOutline(x.contentRows) as Seen['rows'] } : {}),
     });
   }
   return out.sort((a, b) => a.sent - b.sent);
@@ -106,6 +121,33 @@ export function contentOf(s: Seen): string | undefined {
     return canonical(rest);
   }
   return canonical(s.body);
+}
+
+/**
+ * The first 200 of each listing URL the run read (no cursor, not from a cache, an ETag and a JSON body), earliest
+ * first, one per set of parameter names and at most `max`: listings a live feed changes as the run goes on, each a
+ * different filter. The query `skip` names (a cursor) are left out; so is the listing without parameters.
+ */
+export function firstListings(seen: Seen[], o: { path: string; skip: string[]; max: number; before: number }): Seen[] {
+  const out: Seen[] = [];
+  const kinds = new Set<string>();
+  for (const s of seen) {
+    if (s.path !== o.path || s.x.method !== 'GET' || s.status !== 200 || !s.etag || s.cached || s.received > o.before) continue;
+    if (s.body === undefined && s.digest === undefined) continue;
+    const names = [...new URL(s.x.url).searchParams.keys()].sort();
+    if (names.length === 0 || names.some((n) => o.skip.includes(n))) continue;
+    const kind = names.join('&');
+    if (kinds.has(kind) || out.some((x) => x.key === s.key)) continue;
+    kinds.add(kind);
+    out.push(s);
+    if (out.length === o.max) break;
+  }
+  return out;
+}
+
+/** The content digest of a recorded 200 (its body's, or the digest the recorder took of a longer one). */
+export function digestOf(s: Seen): string | undefined {
+  return s.body !== undefined ? contentDigest(s.body) : s.digest;
 }
 
 /** Two answers were made under the same content negotiation: the same Accept-Encoding sent, the same coding back. */
@@ -781,55 +823,60 @@ export function refusedCursorsStayRefused(seen: Seen[], o: { code: (s: Seen) => 
 
 /**
  * No items page the run followed a cursor to holds a row of the page that gave it that cursor (feed-items-paging):
- * keyset paging by the timeline (discoveredAt, which never changes) leads on after the anchor, the issuing page's last
- * row, and every row of that page sorts at or before it, whenever the cursor is followed: seconds later, after rows
- * arrived, after a retry. Pages of a search (q) are not judged; `list`, `id` and `next` read a page.
+ * keyset paging by the listing's sort key (the timeline's discoveredAt, or publishedAt under by=published: neither
+ * changes) leads on after the anchor, the issuing page's last row, and every row of that page sorts at or before it,
+ * whenever the cursor is followed: seconds later, after rows arrived, after a retry. A continuation page's `by` is its
+ * URL's or else its walk's first page's. Pages of a search (q) are not judged; `list`, `id` and `next` read a page.
  */
-export function cursorPagesLeadOn(seen: Seen[], o: { list: (body: unknown) => unknown[]; id: (item: unknown) => string; next: string }): Judged {
-  const of = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && s.body !== undefined);
-  const timeline = (s: Seen) => {
-    const q = new URL(s.x.url).searchParams;
-    return (q.get('by') ?? 'timeline') === 'timeline' && q.get('q') === null;
-  };
-  /** The rows of the pages that handed out each cursor (with their timeline times), the anchor's time, and the first such page. */
+export function cursorPagesLeadOn(seen: Seen[], o: { list: string; id: (item: unknown) => string; next: string }): Judged {
+  // A page longer than the recorder keeps is read from its row index (ids and times) and its outline (its cursor).
+  const of = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && listRows(s, o.list) !== undefined);
+  type By = 'timeline' | 'published';
+  /** The rows of the pages that handed out each cursor (with their sort times), the anchor's time, the first such page, and the walk's order. */
   const issued = new Map<
     string,
-    { rows: Set<string>; times: Map<string, number | undefined>; anchor: number | undefined; anchorId: string | undefined; by: Seen }
+    { rows: Set<string>; times: Map<string, number | undefined>; anchor: number | undefined; anchorId: string | undefined; by: Seen; sort: By; search: boolean }
   >();
-  const timeOf = (r: unknown) => (typeof r === 'object' && r !== null ? effectiveTime(r as Record<string, unknown>, 'timeline') : undefined);
+  const timeOf = (r: unknown, sort: By) => (typeof r === 'object' && r !== null ? effectiveTime(r as Record<string, unknown>, sort) : undefined);
   const bad: string[] = [];
   let judged = 0;
-  for (const s of of.filter(timeline)) {
-    const cursor = new URL(s.x.url).searchParams.get('cursor');
+  for (const s of of) {
+    const q = new URL(s.x.url).searchParams;
+    const cursor = q.get('cursor');
     const from = cursor === null ? undefined : issued.get(cursor);
-    if (from && s.sent >= from.by.received && !s.cached) {
+    const own = q.get('by');
+    const sort: By | undefined = own === null ? (from?.sort ?? 'timeline') : own === 'timeline' || own === 'published' ? own : undefined;
+    const search = q.get('q') !== null || (from?.search ?? false);
+    if (sort === undefined) continue;
+    if (from && !search && from.sort === sort && s.sent >= from.by.received && !s.cached) {
       judged++;
-      // A row whose timeline time is what it was, and not the anchor's (a tie broken by a field that may change), is
-      // still before the anchor, and the anchor is never after itself: a row whose time moved (publishedAt filled in
-      // later) may rightly come after it.
-      const again = o
-        .list(s.body)
+      // A row whose sort time is what it was, and not the anchor's (a tie broken by a field that may change), is still
+      // before the anchor, and the anchor is never after itself: a row whose time moved (publishedAt filled in later)
+      // may rightly come after it.
+      const again = listRows(s, o.list)!
         .filter((r) => {
-          const t = timeOf(r);
+          const t = timeOf(r, sort);
           return from.rows.has(o.id(r)) && t !== undefined && t === from.times.get(o.id(r)) && (t !== from.anchor || o.id(r) === from.anchorId);
         })
         .map(o.id);
       if (again.length) bad.push(`${at(s)} holds ${again.slice(0, 3).join(', ')} of the page that gave its cursor, ${at(from.by)}`);
     }
-    const next = field(s.body, o.next);
+    const next = field(s.body ?? s.outline, o.next);
     if (typeof next === 'string' && !s.cached) {
-      const rows = o.list(s.body);
+      const rows = listRows(s, o.list)!;
       const last = rows.at(-1);
       const known = issued.get(next) ?? {
         rows: new Set<string>(),
         times: new Map(),
-        anchor: timeOf(last),
+        anchor: timeOf(last, sort),
         anchorId: last === undefined ? undefined : o.id(last),
         by: s,
+        sort,
+        search,
       };
       for (const r of rows) {
         known.rows.add(o.id(r));
-        known.times.set(o.id(r), timeOf(r));
+        known.times.set(o.id(r), timeOf(r, sort));
       }
       issued.set(next, known);
     }
@@ -963,4 +1010,173 @@ export function referenceLinksNameTheirIds(
     }
   }
   return { judged, bad };
+}
+
+/** The filter an items first page was asked with: its mode (the default when absent) and its category, if one. */
+function itemsFilter(s: Seen): { mode: string; category?: string } | undefined {
+  const q = new URL(s.x.url).searchParams;
+  // A continuation page's filter is its cursor's query, not shown in its URL: not judged.
+  if (q.has('cursor') || q.getAll('mode').length > 1 || q.getAll('category').length > 1) return undefined;
+  const category = q.get('category')?.trim();
+  // The mode as sent: a page without one is the default's, which is feed-items-defaults' to judge.
+  return { mode: q.get('mode') ?? '(default)', ...(category ? { category } : {}) };
+}
+
+/**
+ * Every row of an items first page holds the filter it was asked with, where the rows carry the field: with
+ * mode=selected sent none says it is not selected (a page without mode is the default's: feed-items-defaults); with category=X none has another of the listed
+ * categories (`categories`, compared without case). A page longer than the recorder keeps is read from its row index.
+ */
+export function filteredRowsHold(seen: Seen[], o: { list: string; id: string; selected?: string; category?: string; categories?: string[] }): Judged {
+  const listed = new Set((o.categories ?? []).map((c) => c.toLowerCase()));
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((x) => x.path === '/api/v1/items' && x.x.method === 'GET' && x.status === 200)) {
+    const filter = itemsFilter(s);
+    const rows = listRows(s, o.list);
+    if (!filter || !rows) continue;
+    for (const row of rows) {
+      const id = String(field(row, o.id));
+      if (filter.mode === 'selected' && o.selected && field(row, o.selected) !== undefined) {
+        judged++;
+        if (field(row, o.selected) === false) bad.push(`${at(s)}: item ${id} says ${o.selected}: false in a mode=selected list`);
+      }
+      // Only a row of another listed category is judged: a deployment may label rows in another vocabulary (a
+      // translated label), and a row without the field says nothing.
+      const c = o.category ? field(row, o.category) : undefined;
+      if (filter.category !== undefined && typeof c === 'string') {
+        judged++;
+        const mine = c.trim().toLowerCase();
+        if (mine !== filter.category.toLowerCase() && listed.has(mine))
+          bad.push(`${at(s)}: item ${id} has ${o.category} ${JSON.stringify(c)} in a category=${filter.category} list`);
+      }
+    }
+  }
+  return { judged, bad };
+}
+
+/**
+ * Every items or snapshot page of the run asked with `limit` holds at most that many rows (feed-items-limit-range,
+ * feed-snapshot-limit-range: the limit is the page size): first pages, every query, fields=minimal too. A page
+ * longer than the recorder keeps is counted by the length it recorded.
+ */
+export function pagesWithinLimit(seen: Seen[], pages: { path: string; list: string; max: number }[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((x) => x.x.method === 'GET' && x.status === 200)) {
+    const p = pages.find((x) => x.path === s.path);
+    const q = new URL(s.x.url).searchParams;
+    const limits = q.getAll('limit');
+    // A continuation page may keep the limit of its walk's first page (the cursor is bound to the query): not judged.
+    if (!p || q.has('cursor') || q.has('page') || limits.length !== 1 || !/^[1-9]\d*$/.test(limits[0]!) || Number(limits[0]) > p.max) continue;
+    const list = s.body !== undefined ? field(s.body, p.list) : undefined;
+    const n = Array.isArray(list) ? list.length : s.lengths?.[p.list];
+    if (n === undefined) continue;
+    judged++;
+    if (n > Number(limits[0])) bad.push(`${at(s)} held ${n} rows`);
+  }
+  return { judged, bad };
+}
+
+/**
+ * An items first page's query as the window rule compares two: its window apart (absent: the default), every other
+ * parameter as sent (a default is not filled in: the rule compares pages whose defaults are the same, whatever they are).
+ */
+function listingOf(s: Seen): { rest: string; window: string | null; by: 'timeline' | 'published' | undefined } | undefined {
+  const q = new URL(s.x.url).searchParams;
+  if (q.has('cursor') || q.has('q') || [...new Set(q.keys())].some((k) => q.getAll(k).length > 1)) return undefined;
+  // Without by the order is the deployment's default (feed-items-defaults' to judge): undefined here.
+  const by = q.get('by') ?? undefined;
+  if (by !== undefined && by !== 'timeline' && by !== 'published') return undefined;
+  const rest = [...q.entries()].filter(([k]) => !['limit', 'window'].includes(k));
+  return {
+    rest: rest
+      .sort()
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&'),
+    window: q.get('window'),
+    by,
+  };
+}
+
+/**
+ * A window=24h items first page holds every row that listings of the same query (any window), read just before and
+ * just after it, both show well inside the last 24 hours by the page's own Date, the window rules' clock tolerance
+ * aside (feed-items-window-selects). Only rows within the page's reach are asked for: newer than its last row by the
+ * listing's order (ties not judged), all when it says there is no more. A row whose time differs between the two reads
+ * proves nothing, nor does one the run's change feed lists (`changed`: it may have left the selection and come back in
+ * between). Only the run's first answer to a page's URL is judged (a later one may be a cache's that keeps no Age).
+ * Pages longer than the recorder keeps are read from the row index; a row without an id is not judged.
+ */
+export function windowPagesComplete(seen: Seen[], o: { list: string; id: string; hasMore: string; changed: Set<string> }): Judged {
+  const pages = seen
+    .filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && !s.cached && listRows(s, o.list) !== undefined)
+    .map((s) => ({ s, l: listingOf(s) }))
+    .filter((p): p is { s: Seen; l: NonNullable<ReturnType<typeof listingOf>> } => p.l !== undefined);
+  const bad: string[] = [];
+  let judged = 0;
+  const idOf = (r: unknown) => {
+    const id = field(r, o.id);
+    return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+  };
+  const asked = new Set<string>();
+  for (const f of pages) {
+    // Only the first answer to its URL in the run: a later one may come from a cache that keeps no Age.
+    const again = asked.has(f.s.key);
+    asked.add(f.s.key);
+    const date = Date.parse(f.s.x.responseHeaders?.['date'] ?? '');
+    if (again || f.l.window !== '24h' || Number.isNaN(date)) continue;
+    const fRows = listRows(f.s, o.list)!;
+    const ids = new Set(fRows.map(idOf));
+    const us = pages.filter((u) => u !== f && u.l.rest === f.l.rest);
+    const before = us.filter((u) => u.s.received <= f.s.sent).at(-1);
+    const after = us.find((u) => u.s.sent >= f.s.received);
+    if (!before || !after) continue;
+    const hasMore = field(f.s.body ?? f.s.outline, o.hasMore);
+    if (typeof hasMore !== 'boolean' || fRows.some((r) => idOf(r) === undefined)) continue;
+    // Its order's time. Without by the order is the deployment's default: a row is placed by the earlier of its two
+    // times (inside the window under either rule), the page's last row by the later (a row newer than it under both
+    // rules comes before it in either order).
+    const both = (r: Record<string, unknown>) => [effectiveTime(r, 'timeline'), effectiveTime(r, 'published')];
+    const timeOf = (r: Record<string, unknown>): number | undefined => {
+      if (f.l.by) return effectiveTime(r, f.l.by);
+      const [a, b] = both(r);
+      return a === undefined || b === undefined ? undefined : Math.min(a, b);
+    };
+    const last = fRows.at(-1);
+    const lastTime = !last
+      ? undefined
+      : f.l.by
+        ? effectiveTime(last, f.l.by)
+        : both(last).some((x) => x === undefined)
+          ? undefined
+          : Math.max(...(both(last) as number[]));
+    if (hasMore && lastTime === undefined) continue;
+    const inside = (t: number) => t >= date - WINDOWS['24h']! + CLOCK_TOLERANCE_MS;
+    const afterRows = new Map(listRows(after.s, o.list)!.map((r) => [idOf(r), r]));
+    const missing: string[] = [];
+    for (const r of listRows(before.s, o.list)!) {
+      const id = idOf(r);
+      if (id === undefined) continue;
+      const r2 = afterRows.get(id);
+      const t = timeOf(r);
+      if (!r2 || o.changed.has(id) || t === undefined || t !== timeOf(r2) || !inside(t)) continue;
+      if (hasMore && !(t > lastTime!)) continue;
+      judged++;
+      if (!ids.has(id)) missing.push(id);
+    }
+    if (missing.length)
+      bad.push(
+        `${at(f.s)} lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which ${at(before.s)} and ${at(after.s)} both list well inside the last 24 hours, within its reach`,
+      );
+  }
+  return { judged, bad };
+}
+
+/** Every item id the run's change feed listed (upserted or removed), from its pages read whole or from the row index. */
+export function changedIds(seen: Seen[], p: { list: string; itemId: string; removedId: string }): Set<string> {
+  const out = new Set<string>();
+  for (const s of seen.filter((x) => x.path === '/api/v1/selected/changes' && x.status === 200))
+    for (const ch of listRows(s, p.list) ?? []) for (const id of [field(ch, p.itemId), field(ch, p.removedId)]) if (typeof id === 'string') out.add(id);
+  return out;
 }

@@ -293,9 +293,11 @@ export function operationsOf(doc: OpenApiDoc, template: (path: string, op: Opera
   );
 }
 
+/** The start of every model name the suite makes up (unknownModel), by which the run-wide checks know its requests. */
+export const UNKNOWN_MODEL_PREFIX = 'conformance-no-such-model-';
 /** A model id no deployment has. */
 export function unknownModel(): string {
-  return `conformance-no-such-model-${randomBytes(5).toString('hex')}`;
+  return `${UNKNOWN_MODEL_PREFIX}${randomBytes(5).toString('hex')}`;
 }
 
 /**

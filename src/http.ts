@@ -39,6 +39,13 @@ export interface Exchange {
    * list cut to its first and last entries. What a rule about a page's own fields (hasMore, its cursor, its last row) reads.
    */
   contentOutline?: string;
+  /** A JSON body longer than the recorded bound: the length of each of its lists outside lists, by path (`items`, `page.rows`). */
+  contentLengths?: Record<string, number>;
+  /**
+   * A JSON body longer than the recorded bound: each list of objects outside lists (by path) with every row cut to
+   * its short scalar fields (ids, timestamps, flags, short strings: rowIndex()), when that fits the bound.
+   */
+  contentRows?: string;
   durationMs: number;
   startedAt: string;
   attempt: number;
@@ -187,6 +194,48 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
 /** Request and response bodies are recorded up to this many characters. */
 export const RECORDED_BODY_CHARS = 16_384;
 
+/** The bound of a long body's row index (contentRows): a page of 100 items' ids, times and flags fit. */
+const ROW_INDEX_CHARS = 32_768;
+/** The longest string a row index keeps (an id, a timestamp, a category; not a title or a summary). */
+const ROW_INDEX_STRING = 64;
+
+/**
+ * Each list of objects of a JSON value that is not inside a list, by its dotted path, every row cut to its scalar
+ * fields (numbers, booleans, null and strings of at most ROW_INDEX_STRING characters), its own and its objects'.
+ */
+export function rowIndex(value: unknown, at = ''): Record<string, Record<string, unknown>[]> {
+  if (Array.isArray(value)) {
+    if (!value.every((r) => typeof r === 'object' && r !== null && !Array.isArray(r))) return {};
+    const short = (v: unknown) => v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= ROW_INDEX_STRING);
+    // A row's short scalars, and those of the objects it holds (a change's item, a row's links), one level down.
+    const cut = (r: Record<string, unknown>, depth: number): Record<string, unknown> =>
+      Object.fromEntries(
+        Object.entries(r).flatMap(([k, v]) =>
+          short(v)
+            ? [[k, v]]
+            : depth > 0 && typeof v === 'object' && v !== null && !Array.isArray(v)
+              ? [[k, cut(v as Record<string, unknown>, depth - 1)]]
+              : [],
+        ),
+      );
+    return { [at]: value.map((r) => cut(r as Record<string, unknown>, 1)) };
+  }
+  if (typeof value !== 'object' || value === null) return {};
+  return Object.assign({}, ...Object.entries(value as Record<string, unknown>).map(([k, v]) => rowIndex(v, at ? `${at}.${k}` : k)));
+}
+
+/** The length of each list of a JSON value that is not inside a list, by its dotted path (the top level's: ''). */
+export function listLengths(value: unknown, at = ''): Record<string, number> {
+  if (Array.isArray(value)) return { [at]: value.length };
+  if (typeof value !== 'object' || value === null) return {};
+  return Object.assign({}, ...Object.entries(value as Record<string, unknown>).map(([k, v]) => listLengths(v, at ? `${at}.${k}` : k)));
+}
+
+/** The digest of a JSON value's content (keys sorted): what the record keeps of a body longer than its bound. */
+export function contentDigest(value: unknown): string {
+  return createHash('sha256').update(canonical(value)).digest('hex').slice(0, 32);
+}
+
 /** A JSON value with each list cut to its first and last entries (themselves outlined), everything else kept. */
 export function outline(value: unknown): unknown {
   if (Array.isArray(value)) return (value.length > 2 ? [value[0], value.at(-1)] : value).map(outline);
@@ -198,17 +247,23 @@ export function outline(value: unknown): unknown {
  * A response body as the record keeps it: redacted, up to the bound, and when it is longer and JSON the digest of its
  * whole value (keys sorted), which the run-wide checks compare where the text was cut.
  */
-function recordedBody(red: Redactor, text: string): Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest' | 'contentOutline'> {
-  const out: Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest' | 'contentOutline'> = {
+function recordedBody(
+  red: Redactor,
+  text: string,
+): Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest' | 'contentOutline' | 'contentLengths' | 'contentRows'> {
+  const out: Pick<Exchange, 'responseBody' | 'truncated' | 'contentDigest' | 'contentOutline' | 'contentLengths' | 'contentRows'> = {
     responseBody: red.redact(text.slice(0, RECORDED_BODY_CHARS)),
   };
   if (text.length <= RECORDED_BODY_CHARS) return out;
   out.truncated = true;
   try {
     const value: unknown = JSON.parse(text);
-    out.contentDigest = createHash('sha256').update(canonical(value)).digest('hex').slice(0, 32);
+    out.contentDigest = contentDigest(value);
     const outlined = red.redact(JSON.stringify(outline(value)));
     if (outlined.length <= RECORDED_BODY_CHARS) out.contentOutline = outlined;
+    out.contentLengths = listLengths(value);
+    const rows = red.redact(JSON.stringify(rowIndex(value)));
+    if (rows.length <= ROW_INDEX_CHARS) out.contentRows = rows;
   } catch {
     // Not JSON: nothing to compare by content.
   }

@@ -29,6 +29,7 @@ import {
   storyPath,
   waitUntilChanged,
   WINDOW_MS,
+  CLOCK_TOLERANCE_MS,
   type FeedOperation,
 } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
@@ -180,12 +181,23 @@ interface EdgeCursor {
   anchor: { id: string; at: number };
   at: number;
   res: HttpResponse[];
+  /**
+   * A cursor anchored on the oldest row a few seconds or more inside the window (by the target's Date), sent at once,
+   * with its anchor: a rule that rejects before the anchor has left refuses it.
+   */
+  inside?: { res: HttpResponse; anchor: { id: string; at: number }; page: HttpResponse };
 }
+/**
+ * How far inside the window the anchor of the cursor sent at once lies at least: the clock tolerance of the window
+ * rules (a Date stamped by a proxy, an edge rounded to the minute) and a few seconds for the requests in between.
+ */
+const INSIDE_MS = CLOCK_TOLERANCE_MS + 5000;
 /**
  * The listing of window=24h in pages of 100 (five at most), then a page that ends on the row next to the oldest: its
  * cursor is anchored on the row next to the window's edge, the one a live feed's clock takes out of the window
  * soonest. Over more than 100 rows that page continues the walk with a smaller limit (a deployment whose cursor is
  * bound to the limit refuses it: then undefined). Undefined when the window holds fewer than two rows or more than 500.
+ * Then the page ending on the oldest row at least INSIDE_MS inside the window, its cursor sent at once.
  */
 function edgeCursor(): Promise<EdgeCursor | undefined> {
   return once('live-edge-cursor', async () => {
@@ -193,6 +205,8 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
     const res: HttpResponse[] = [];
     /** The cursor each page of 100 was asked with (none for the first). */
     const starts: (string | undefined)[] = [];
+    /** Each row of the walk: its timeline time, and the instant its page was served (the page's Date). */
+    const walked: { at: number | undefined; date: number }[] = [];
     let n = 0;
     let next: unknown;
     for (let k = 0; k < 5; k++) {
@@ -201,30 +215,37 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
       res.push(all);
       if (all.status !== 200) return undefined;
       starts.push(start);
-      n += listOf(json(all), ip.list!).length;
+      const rows = listOf(json(all), ip.list!) as Record<string, unknown>[];
+      n += rows.length;
+      const date = Date.parse(all.header('date') ?? '');
+      for (const r of rows) walked.push({ at: effectiveTime(r, 'timeline'), date: Number.isNaN(date) ? Date.now() : date });
       next = field(json(all), ip.nextCursor!);
       if (field(json(all), ip.hasMore!) !== true) break;
       if (typeof next !== 'string' || k === 4) return undefined;
     }
     if (n < 2) return undefined;
-    // The page ending on row n-1: from the start of the page of 100 holding it, as many rows as it needs. Rows at the
-    // window's tail leave while the walk goes on (a slow run's pages lie seconds apart): when that page reaches the
-    // listing's end (no cursor: rows left meanwhile), the page ending 2, 6, then 14 rows earlier.
-    let query = { window: '24h', limit: 0 };
-    let page: HttpResponse | undefined;
-    let cursor: unknown;
-    for (const end of [n - 1, n - 3, n - 7, n - 15]) {
-      if (end < 1) break;
-      const k = Math.floor(end / 100);
-      query = { window: '24h', limit: end % 100 || 100 };
-      const from = end % 100 === 0 ? starts[k - 1] : starts[k];
-      page = await feedGet('/api/v1/items', { query: from ? { ...query, cursor: from } : query, continuation: true });
+    /** The page ending on row `end` (0-based): from the start of the page of 100 holding it, as many rows as it needs. */
+    const pageEndingAt = async (end: number) => {
+      const k = Math.floor((end + 1) / 100);
+      const query = { window: '24h', limit: (end + 1) % 100 || 100 };
+      const from = (end + 1) % 100 === 0 ? starts[k - 1] : starts[k];
+      const page = await feedGet('/api/v1/items', { query: from ? { ...query, cursor: from } : query, continuation: true });
       res.push(page);
-      cursor = page.status === 200 ? field(json(page), ip.nextCursor!) : undefined;
-      if (page.status !== 200 || typeof cursor === 'string') break;
+      const cursor = page.status === 200 ? field(json(page), ip.nextCursor!) : undefined;
+      const rows = page.status === 200 ? (listOf(json(page), ip.list!) as Record<string, unknown>[]) : [];
+      return { query, page, cursor, rows };
+    };
+    // The page ending on row n-2 (the one next to the oldest). Rows at the window's tail leave while the walk goes on
+    // (a slow run's pages lie seconds apart): when that page reaches the listing's end (no cursor: rows left
+    // meanwhile), the page ending 2, 6, then 14 rows earlier.
+    let edge: Awaited<ReturnType<typeof pageEndingAt>> | undefined;
+    for (const end of [n - 2, n - 4, n - 8, n - 16]) {
+      if (end < 0) break;
+      edge = await pageEndingAt(end);
+      if (edge.page.status !== 200 || typeof edge.cursor === 'string') break;
     }
-    if (!page) return undefined;
-    const rows = page.status === 200 ? (listOf(json(page), ip.list!) as Record<string, unknown>[]) : [];
+    if (!edge) return undefined;
+    const { cursor, query, rows } = edge;
     const last = rows.at(-1);
     const key = last && effectiveTime(last, 'timeline');
     if (typeof cursor !== 'string' || !last || key === undefined) return undefined;
@@ -232,7 +253,26 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
     // when the anchor leaves is not known here (the order is feed-items-by-timeline's to judge).
     const keys = rows.map((r) => effectiveTime(r, 'timeline'));
     if (keys.some((k, i) => k === undefined || (i > 0 && k > keys[i - 1]!))) return undefined;
-    return { cursor, query, anchor: { id: idOf(last), at: key }, at: Date.now(), res };
+    const at = Date.now();
+    const issued: EdgeCursor = { cursor, query, anchor: { id: idOf(last), at: key }, at, res };
+    // The oldest row of the walk well inside the window when its page was served (not the last row: a page ending
+    // there gives no cursor), and the page ending on it; its cursor sent at once.
+    let i = walked.length - 2;
+    while (i >= 0 && !(walked[i]!.at !== undefined && walked[i]!.at! >= walked[i]!.date + INSIDE_MS - WINDOW_MS['24h']!)) i--;
+    if (i >= 0) {
+      const p = await pageEndingAt(i);
+      const anchor = p.rows.at(-1);
+      const anchorAt = anchor && effectiveTime(anchor, 'timeline');
+      // As for the edge page: on a page out of the timeline order the anchor's place is not known here.
+      const times = p.rows.map((r) => effectiveTime(r, 'timeline'));
+      const ordered = times.every((k, j) => k !== undefined && (j === 0 || k <= times[j - 1]!));
+      if (typeof p.cursor === 'string' && anchor && anchorAt !== undefined && ordered) {
+        const sent = await feedGet('/api/v1/items', { query: { ...p.query, cursor: p.cursor }, continuation: true });
+        res.push(sent);
+        issued.inside = { res: sent, anchor: { id: idOf(anchor), at: anchorAt }, page: p.page };
+      }
+    }
+    return issued;
   });
 }
 
@@ -270,6 +310,39 @@ checkGroup('the 24h window edge, across the watches', () => {
       if (res.status !== 400 || code !== 'invalid_cursor')
         t.violation(
           `the cursor anchored on ${c.anchor.id}, which had left window=24h, answered ${res.status}${code === undefined ? '' : ` (${String(code)})`}, where 400 invalid_cursor is required`,
+        );
+    },
+  );
+  check(
+    {
+      id: 'feed-live-cursor-anchor-in-window-accepted',
+      title: 'a window=24h cursor anchored on the oldest row a few seconds inside the window, sent at once, is not rejected: only one whose anchor has left is',
+      requirements: ['feed-items-cursor-window'],
+    },
+    async (t) => {
+      startWatches();
+      const c = await edgeCursor();
+      if (!c?.inside)
+        return t.notApplicable(
+          'window=24h gave no cursor anchored on a row a few seconds inside the window (fewer than two rows, more than 500, a continuation refused, or a page not in the timeline order)',
+        );
+      const { res, anchor, page } = c.inside;
+      t.cite(page, res);
+      // The target's clock: the answer came before its Date + 1 s; the anchor was inside the window for certain when it
+      // lies after that instant minus 24 h, by more than the clock tolerance of the window rules.
+      const date = Date.parse(res.header('date') ?? '');
+      if (Number.isNaN(date)) return t.notApplicable("the answer carried no Date: the target's clock, which places the window, is not known");
+      const edge = date + 1000 + CLOCK_TOLERANCE_MS - WINDOW_MS['24h']!;
+      t.observe(
+        'anchor',
+        `${anchor.id} at ${new Date(anchor.at).toISOString()}, the window's edge ${new Date(edge - CLOCK_TOLERANCE_MS).toISOString()} at the latest`,
+      );
+      if (anchor.at < edge)
+        return t.notApplicable(`the anchor ${anchor.id} had come within ${CLOCK_TOLERANCE_MS / 60_000} minutes of the window's edge when the cursor was sent`);
+      const code = res.status === 400 && res.header('content-type')?.includes('json') ? problemCode(json(res) as Record<string, unknown>) : undefined;
+      if (res.status === 400 && code === 'invalid_cursor')
+        t.violation(
+          `the cursor anchored on ${anchor.id}, ${((anchor.at - edge + CLOCK_TOLERANCE_MS) / 1000).toFixed(0)} s inside window=24h by the target's Date, was rejected with invalid_cursor: only a cursor whose anchor has left the window is`,
         );
     },
   );

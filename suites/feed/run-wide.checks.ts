@@ -3,13 +3,14 @@
  * all other feed checks (suites/all.conformance.ts loads this module last); and the run's first cursor, reused at
  * its end.
  */
-import { describe } from 'vitest';
+import { beforeAll, describe } from 'vitest';
 import { AssertionViolation, check, expect, precondition, PreconditionFailed, type CheckTools } from '../../src/harness.js';
 import type { Exchange } from '../../src/http.js';
 import { operationPath, runExchanges } from '../../src/context.js';
 import {
   feedGet,
   firstCursor,
+  fromCache,
   heatNamedKeys,
   inputJson,
   instant,
@@ -23,7 +24,7 @@ import {
 } from '../../src/feed.js';
 import { ENTITY_TAG, sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, loadOpenApi, parameter, validator } from '../../src/spec.js';
-import type { HttpResponse } from '../../src/http.js';
+import { contentDigest, type HttpResponse } from '../../src/http.js';
 import {
   changeEntries,
   archiveOrder,
@@ -62,6 +63,12 @@ import {
   apiLinksUnderV1,
   referenceLinksNameTheirIds,
   snapshotWalkFields,
+  firstListings,
+  digestOf,
+  filteredRowsHold,
+  pagesWithinLimit,
+  windowPagesComplete,
+  changedIds,
 } from '../../src/between.js';
 
 /** The run's exchanges with the feed: under its base URL (a redirect followed out of a path prefix reached something else). */
@@ -69,6 +76,21 @@ const feedExchanges = () => runExchanges('feed').filter((x) => operationPath('fe
 /** The run's error responses (a HEAD has no body to judge). */
 const errorExchanges = () => feedExchanges().filter((x) => x.status! >= 400 && x.method !== 'HEAD');
 const mediaType = (x: Exchange) => (x.responseHeaders?.['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+
+/** The content digest of an answer's JSON body (as the record takes it), undefined when it is not JSON. */
+function bodyDigest(res: HttpResponse): string | undefined {
+  try {
+    return contentDigest(JSON.parse(res.body));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A string that can be a URI reference (RFC 3986 4.1): none of the characters a URI never holds (space and the other
+ * excluded ASCII characters), every % the start of a percent-encoding. Characters beyond ASCII are not judged (an IRI).
+ */
+const uriReference = (s: string) => !/[\x00-\x20"<>\\^`{|}\x7f]/.test(s) && !/%(?![0-9A-Fa-f]{2})/.test(s);
 
 /** Fail with how many of the `seen` responses broke the rule, and the first three of them. */
 function violations<T>(t: CheckTools, bad: T[], seen: number, what: string, show: (b: T) => string): void {
@@ -148,8 +170,113 @@ describe.sequential('the cursor lifetime, at the end of the run', () => {
   );
 });
 
+describe.sequential('the listings read first, revalidated at the end of the run', () => {
+  check(
+    {
+      id: 'feed-run-first-listings-revalidated',
+      title: 'the filtered listings the run read first, asked at its end with their first ETag, do not answer 304 once their content has changed',
+      requirements: ['feed-changed-resource-200'],
+    },
+    async (t) => {
+      // Listings read at least this long ago, each another set of parameters (a filter, a window, a mode, a search):
+      // a live feed changes some of them meanwhile, and a validator computed over the query, or kept per URL, says 304.
+      const firsts = firstListings(runSeen(), { path: '/api/v1/items', skip: ['cursor'], max: 5, before: Date.now() - 1000 });
+      if (firsts.length === 0) return t.notApplicable('the run read no filtered listing with an ETag');
+      let changed = 0;
+      for (const s of firsts) {
+        const query = Object.fromEntries(new URL(s.x.url).searchParams);
+        const ask = () => feedGet('/api/v1/items', { query, headers: { 'if-none-match': s.etag! } });
+        const again = await ask();
+        t.cite(again);
+        if (again.status === 200) {
+          if (bodyDigest(again) !== digestOf(s)) changed++;
+          continue;
+        }
+        if (again.status !== 304 || fromCache(again)) continue;
+        // A 304: the content as it is now, read plainly; then, when it is another content under another ETag (the same
+        // ETag on other content is feed-run-same-etag-same-content's), the first ETag again, and the content once more
+        // (an instance that still held the old content rightly said 304: the content read after it tells).
+        const plain = await feedGet('/api/v1/items', { query });
+        t.cite(plain);
+        const moved = (r: HttpResponse) => r.status === 200 && !fromCache(r) && bodyDigest(r) !== digestOf(s) && !weakMatch(r.header('etag') ?? '', s.etag!);
+        if (!moved(plain)) continue;
+        changed++;
+        const stale = await ask();
+        t.cite(stale);
+        if (stale.status !== 304 || fromCache(stale)) continue;
+        const confirm = await feedGet('/api/v1/items', { query });
+        t.cite(confirm);
+        if (moved(confirm))
+          t.violation(
+            `${s.key}: read first with ETag ${s.etag} at ${new Date(s.received).toISOString().slice(11, 23)}; its content has changed since (read again, ETag ${plain.header('etag') ?? '(none)'}), and If-None-Match: ${s.etag} answered 304 between that read and another of the changed content (ETag ${confirm.header('etag') ?? '(none)'})`,
+          );
+      }
+      t.observe('listings asked again with their first ETag', `${firsts.length} (${firsts.map((s) => s.key).join(', ')}); ${changed} changed since`);
+      if (changed === 0) return t.notApplicable(`the target did not change during the run: none of the ${firsts.length} listings first read changed`);
+    },
+  );
+});
+
+// Requests at the end of the run, before the rules that read every response: the changes backlog from the run's first
+// sync cursor (its helpers below).
+describe.sequential('the changes backlog, paged', () => {
+  check(
+    {
+      id: 'feed-changes-backlog-paged',
+      title: 'the changes after a sync cursor, read in small pages while hasMore is true, hold every change one large page from that cursor holds',
+      requirements: ['feed-changes-mirror'],
+    },
+    async (t) => {
+      const p = profile().changes;
+      const keys = { list: p.list!, itemId: p.itemId!, removedId: p.removedId! };
+      // The run's oldest sync cursor: the longest backlog the run can read without waiting.
+      const cursor = runSeen()
+        .filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200)
+        .map((s) => field(s.body, 'cursor'))
+        .find((c): c is string => typeof c === 'string');
+      if (!cursor) return t.notApplicable('the run read no snapshot page with a sync cursor');
+      // notes/real-deployments.md: the changes endpoint takes limit=1..100 (the document shows no parameter of it).
+      const before = await changesPage(cursor, 100, t);
+      if (!before) return t.notApplicable('the changes endpoint refused limit=100 (400): it pages no backlog by limit');
+      const large = changeEntries(before.body, keys);
+      if (large.length < 2) return t.notApplicable(`${large.length} change(s) after the run's oldest sync cursor: no backlog to page`);
+      const size = Math.ceil(large.length / 3);
+      const walk: ReturnType<typeof changeEntries> = [];
+      let c = cursor;
+      let pages = 0;
+      while (pages < Math.ceil(large.length / size) + BACKLOG_SPARE_PAGES) {
+        pages++;
+        const page = await changesPage(c, size, t);
+        if (!page) return t.notApplicable(`the changes endpoint refused limit=${size} (400), having taken limit=100`);
+        walk.push(...changeEntries(page.body, keys));
+        const next = field(page.body, p.nextCursor!);
+        if (typeof next === 'string') c = next;
+        if (field(page.body, p.hasMore!) !== true) break;
+      }
+      const after = await changesPage(cursor, 100, t);
+      precondition(after, 'the changes endpoint refused limit=100 (400) the second time');
+      const lost = lostByWalk(large, walk, changeEntries(after.body, keys));
+      t.observe('backlog', `${large.length} change(s) in one page of 100; walked in ${pages} page(s) of ${size}: ${walk.length} change(s)`);
+      violations(
+        t,
+        lost,
+        large.length,
+        `changes one page of 100 from the cursor held before and after a walk in pages of ${size} were named by no page of the walk (lost between pages, or a page that said hasMore false with more to come)`,
+        (e) => e.change,
+      );
+    },
+  );
+});
+
 // After every other feed check: these read every response the run saw.
 describe.sequential('every response the run saw', () => {
+  // The late look's requests (revalidations at the end of the run, below) come before the rules read every response.
+  beforeAll(() =>
+    lateLook().then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
   check(
     {
       id: 'feed-retry-after-on-429-503',
@@ -214,6 +341,29 @@ describe.sequential('every response the run saw', () => {
 
 // The per-operation checks read one 200 each; this reads every 200 of the run (continuation pages, every parameter
 // value, every story and date the run asked for).
+describe.sequential('every 405 the run saw', () => {
+  check(
+    {
+      id: 'feed-every-405-allows-get',
+      title: 'every 405 of the run carried Allow, naming GET (RFC 9110 15.5.6: the methods the resource supports; every operation is a GET)',
+      requirements: ['feed-get-only'],
+    },
+    async (t) => {
+      const seen = feedExchanges().filter((x) => x.status === 405);
+      if (seen.length === 0) return t.notApplicable('the run saw no 405');
+      t.observe('405 responses seen', String(seen.length));
+      const bad = seen.filter((x) => !(x.responseHeaders?.['allow'] ?? '').split(',').some((m) => m.trim().toUpperCase() === 'GET'));
+      violations(
+        t,
+        bad,
+        seen.length,
+        '405 responses did not name GET in Allow',
+        (x) => `${x.method} ${x.url}: Allow ${JSON.stringify(x.responseHeaders?.['allow'] ?? '(none)')}`,
+      );
+    },
+  );
+});
+
 describe.sequential('every 200 the run saw', () => {
   check(
     {
@@ -297,6 +447,9 @@ describe.sequential('every problem body the run saw', () => {
         if ('status' in p && p.status !== x.status) wrong.push(`${where}: status member ${JSON.stringify(p.status)}`);
         for (const m of ['type', 'title', 'detail', 'instance'])
           if (m in p && typeof p[m] !== 'string') wrong.push(`${where}: ${m} member ${JSON.stringify(p[m])}, not a string`);
+          // type and instance are URI references (RFC 9457 3.1.1, 3.1.5): no character RFC 3986 leaves out of one.
+          else if ((m === 'type' || m === 'instance') && m in p && !uriReference(p[m] as string))
+            wrong.push(`${where}: ${m} member ${JSON.stringify(p[m])}, not a URI reference`);
       }
       violations(t, wrong, problems.length, "problem bodies break RFC 9457's member types", (w) => w);
     },
@@ -810,6 +963,76 @@ describe.sequential('between two exchanges of the run: freshness and the hot-top
   );
 });
 
+describe.sequential('every items page the run saw holds its limit and its filter', () => {
+  for (const [id, path, list, max, requirement] of [
+    ['feed-run-items-pages-within-limit', '/api/v1/items', () => profile().items.list!, 100, 'feed-items-limit-range'],
+    ['feed-run-snapshot-pages-within-limit', '/api/v1/selected/snapshot', () => profile().snapshot.list!, 1000, 'feed-snapshot-limit-range'],
+  ] as const)
+    check(
+      {
+        id,
+        title: `every ${path} first page of the run asked with limit (every query) held at most that many rows`,
+        requirements: [requirement],
+      },
+      async (t) => {
+        judge(
+          t,
+          pagesWithinLimit(runSeen(), [{ path, list: list(), max }]),
+          `no ${path} page of the run was asked with a limit`,
+          'pages held more rows than their limit',
+        );
+      },
+    );
+
+  check(
+    {
+      id: 'feed-run-items-window-pages-complete',
+      title:
+        'every window=24h items page of the run held each row well inside the last 24 hours that listings of its query showed just before and just after it, within its reach',
+      requirements: ['feed-items-window-selects'],
+    },
+    async (t) => {
+      const p = profile().items;
+      const seen = runSeen();
+      const changed = changedIds(seen, { list: profile().changes.list!, itemId: profile().changes.itemId!, removedId: profile().changes.removedId! });
+      const r = windowPagesComplete(seen, { list: p.list!, id: p.id!, hasMore: p.hasMore!, changed });
+      judge(
+        t,
+        r,
+        'no window=24h page of the run had listings of its query to compare with just before and after it',
+        'window=24h pages lacked rows of the last 24 hours',
+      );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-items-mode-selected-rows',
+      title: 'every row of an items page the run asked with mode=selected was of the selected set: none said it was not selected',
+      requirements: ['feed-items-mode-selects'],
+    },
+    async (t) => {
+      const p = profile().items;
+      const r = filteredRowsHold(runSeen(), { list: p.list!, id: p.id!, selected: p.selected });
+      judge(t, r, 'no mode=selected items page of the run carried a selected field', 'rows of mode=selected lists were not selected');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-items-category-rows',
+      title: "every row of a category=X items page of the run had category X, not another of the document's current values",
+      requirements: ['feed-items-category-selects'],
+    },
+    async (t) => {
+      const p = profile().items;
+      const categories = (parameter(await loadOpenApi('feed'), 'listItems', 'category').schema as { examples?: string[] } | undefined)?.examples ?? [];
+      const r = filteredRowsHold(runSeen(), { list: p.list!, id: p.id!, category: p.category, categories });
+      judge(t, r, 'no category items page of the run had rows with a category field', 'rows of category lists had another category');
+    },
+  );
+});
+
 describe.sequential('between two exchanges of the run: the items window', () => {
   for (const by of ['timeline', 'published'] as const)
     check(
@@ -948,55 +1171,6 @@ async function changesPage(cursor: string, limit: number, t: CheckTools): Promis
   precondition(res.status === 200, `GET /api/v1/selected/changes with a sync cursor of the run answered ${res.status}`);
   return { res, body: inputJson(res, 'GET /api/v1/selected/changes with a sync cursor of the run') };
 }
-
-describe.sequential('the changes backlog, paged', () => {
-  check(
-    {
-      id: 'feed-changes-backlog-paged',
-      title: 'the changes after a sync cursor, read in small pages while hasMore is true, hold every change one large page from that cursor holds',
-      requirements: ['feed-changes-mirror'],
-    },
-    async (t) => {
-      const p = profile().changes;
-      const keys = { list: p.list!, itemId: p.itemId!, removedId: p.removedId! };
-      // The run's oldest sync cursor: the longest backlog the run can read without waiting.
-      const cursor = runSeen()
-        .filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200)
-        .map((s) => field(s.body, 'cursor'))
-        .find((c): c is string => typeof c === 'string');
-      if (!cursor) return t.notApplicable('the run read no snapshot page with a sync cursor');
-      // notes/real-deployments.md: the changes endpoint takes limit=1..100 (the document shows no parameter of it).
-      const before = await changesPage(cursor, 100, t);
-      if (!before) return t.notApplicable('the changes endpoint refused limit=100 (400): it pages no backlog by limit');
-      const large = changeEntries(before.body, keys);
-      if (large.length < 2) return t.notApplicable(`${large.length} change(s) after the run's oldest sync cursor: no backlog to page`);
-      const size = Math.ceil(large.length / 3);
-      const walk: ReturnType<typeof changeEntries> = [];
-      let c = cursor;
-      let pages = 0;
-      while (pages < Math.ceil(large.length / size) + BACKLOG_SPARE_PAGES) {
-        pages++;
-        const page = await changesPage(c, size, t);
-        if (!page) return t.notApplicable(`the changes endpoint refused limit=${size} (400), having taken limit=100`);
-        walk.push(...changeEntries(page.body, keys));
-        const next = field(page.body, p.nextCursor!);
-        if (typeof next === 'string') c = next;
-        if (field(page.body, p.hasMore!) !== true) break;
-      }
-      const after = await changesPage(cursor, 100, t);
-      precondition(after, 'the changes endpoint refused limit=100 (400) the second time');
-      const lost = lostByWalk(large, walk, changeEntries(after.body, keys));
-      t.observe('backlog', `${large.length} change(s) in one page of 100; walked in ${pages} page(s) of ${size}: ${walk.length} change(s)`);
-      violations(
-        t,
-        lost,
-        large.length,
-        `changes one page of 100 from the cursor held before and after a walk in pages of ${size} were named by no page of the walk (lost between pages, or a page that said hasMore false with more to come)`,
-        (e) => e.change,
-      );
-    },
-  );
-});
 
 // ---------------------------------------------------------------- every 200 body against its schema
 // The per-operation checks validate the one body they fetch; these validate every 200 the run recorded (continuation
@@ -1313,7 +1487,7 @@ describe.sequential('between two exchanges of the run: items cursors', () => {
       const p = profile().items;
       judge(
         t,
-        cursorPagesLeadOn(runSeen(), { list: (b) => listOf(b, p.list!), id: (i) => String(field(i, p.id!)), next: p.nextCursor! }),
+        cursorPagesLeadOn(runSeen(), { list: p.list!, id: (i) => String(field(i, p.id!)), next: p.nextCursor! }),
         'the run followed no items cursor it had read the page of',
         'continuation pages repeated rows of the page before them',
       );

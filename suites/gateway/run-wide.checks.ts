@@ -18,6 +18,7 @@ import {
   typeOutOfPlace,
   vendorAFields,
   MADE_UP_KEY_PREFIX,
+  UNKNOWN_MODEL_PREFIX,
   WS_HANDSHAKE,
 } from '../../src/gateway.js';
 import { RECORDED_BODY_CHARS, type Exchange, type HttpResponse } from '../../src/http.js';
@@ -152,20 +153,37 @@ async function everyOwnErrorCodeFits(t: CheckTools): Promise<void> {
       t.violation(
         `${x.method} ${x.url} (${x.status}): code ${String(code)}, of the ${table} table, on ${ownError(x)!}: no ${table === misfit[0] ? 'upstream account' : 'quota or price'} was its cause`,
       );
+    // A refusal of the key (401, 403 by the key rules) names no body or prompt: a code whose meaning is one of those (a
+    // body that cannot be read or converted, a filtered or refused prompt) is not its cause.
+    else if ((x.status === 401 || x.status === 403) && NOT_ABOUT_A_KEY.includes(String(code)))
+      t.violation(
+        `${x.method} ${x.url} (${x.status}): code ${String(code)} on ${ownError(x)!}: its meaning is about the request's body or prompt, not its key`,
+      );
   }
   t.observe('errors read', String(own.length));
 }
 
+/** The request-problem codes whose meaning names the body, the model or the prompt (the code table's meanings). */
+const NOT_ABOUT_A_KEY = [
+  'bad_request_body',
+  'read_request_body_failed',
+  'convert_request_failed',
+  'model_not_found',
+  'sensitive_words_detected',
+  'prompt_blocked',
+];
+
 /** Every vendor B error the gateway produced itself holds a code of the code tables in error.type ("string holding the code value"). */
 async function everyOwnVendorBTypeACode(t: CheckTools): Promise<void> {
-  const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && ownError(x) !== undefined);
+  const cause = ownError;
+  const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && cause(x) !== undefined);
   if (own.length === 0) return t.notApplicable('the run saw no vendor B error the gateway produced itself');
   const codes = await gatewayCodes();
   for (const x of own) {
     const code = codeOf(x);
     // A code spelt another way is the code check's finding (gw-every-error-type-and-code).
     if (!codes.has(String(code)) && !codeInAnotherForm(code, codes))
-      t.violation(`${x.method} ${x.url} (${x.status}): error.type ${JSON.stringify(code)} on ${ownError(x)!} is not a code value of the code tables`);
+      t.violation(`${x.method} ${x.url} (${x.status}): error.type ${JSON.stringify(code)} on ${cause(x)!} is not a code value of the code tables`);
   }
   t.observe('errors read', String(own.length));
 }
@@ -210,6 +228,90 @@ async function every401AboutTheKey(t: CheckTools): Promise<void> {
       t.violation(`${x.method} ${x.url}: a 401 with code ${code}, an upstream account's failure, tells the caller to replace a key that is not at fault`);
   }
   t.observe('401s read', String(seen.length));
+}
+
+/**
+ * Every 400 and 404 of the run (a request's defect: an invalid body, a path or model that does not exist) without a
+ * channel: code: those "come from upstream accounts, not from the request". (401 is gw-every-401-about-the-key's; a
+ * 403's "account disabled" may be read as an upstream account's, so it is not judged.)
+ */
+async function everyRequestDefectWithoutChannelCode(t: CheckTools): Promise<void> {
+  const seen = gatewayExchanges().filter((x) => [400, 404].includes(x.status!) && !x.truncated);
+  if (seen.length === 0) return t.notApplicable('the run saw no 400 or 404');
+  for (const x of seen) {
+    const code = looseErrorCodes(x.responseBody ?? '').find((c) => typeof c === 'string' && c.startsWith('channel:'));
+    if (code) t.violation(`${x.method} ${x.url}: a ${x.status} with code ${code}, an upstream account's failure, which the status table answers 502 or 503`);
+  }
+  t.observe('answers read', String(seen.length));
+}
+
+/** The suite's made-up model in a request: in its body (/v1), its path (vendor C) or the handshake's query. */
+const namesUnknownModel = (x: Exchange) => x.url.includes(UNKNOWN_MODEL_PREFIX) || (x.requestBody ?? '').includes(UNKNOWN_MODEL_PREFIX);
+/** A path with vendor C's model segment generalised: the requests of one operation. */
+const operationOf = (x: Exchange) =>
+  pathOf(x)
+    .split('?')[0]!
+    .replace(/models\/[^/:]+:/, 'models/{model}:');
+
+/**
+ * Every request of the run that named a model the suite made up (in no key's group): never served (a 2xx, an opened
+ * handshake); and not answered 5xx on every attempt while the same operation answered other requests meanwhile (an
+ * outage refuses those too): a consistent 5xx is the deployment's answer to the model, where the status table gives 404.
+ */
+async function everyUnknownModelRefused(t: CheckTools): Promise<void> {
+  const all = gatewayExchanges().filter((x) => x.status !== undefined);
+  const named = all.filter(namesUnknownModel);
+  if (named.length === 0) return t.notApplicable('the run named no made-up model');
+  // Served with the valid key: a request without one, or with a refused one, served is the key rules' finding.
+  const validKey = (x: Exchange) => credentialsOf(x).some((c) => /\$GATEWAY_API_KEY\b/.test(c));
+  for (const x of named.filter((e) => validKey(e) && ((e.status! >= 200 && e.status! < 300) || e.status === 101)))
+    t.violation(`${x.method} ${x.url}: a model no key's group holds was served (${x.status}) to the valid key, where the status table gives 404`);
+  // The answers about the model: a refused key (401, 403) or a limit (429) answers before the model is looked at.
+  const byOperation = new Map<string, Exchange[]>();
+  for (const x of named.filter((e) => ![401, 403, 429].includes(e.status!))) byOperation.set(operationOf(x), [...(byOperation.get(operationOf(x)) ?? []), x]);
+  for (const [op, xs] of byOperation) {
+    // At least three requests (their retries aside), every attempt a 5xx: an outage that refuses one request in a few
+    // does not do that; and meanwhile the operation served others (2xx: their upstream answered).
+    if (xs.filter((x) => x.attempt === 0).length < 3 || xs.some((x) => x.status! < 500)) continue;
+    const times = xs.map((x) => Date.parse(x.startedAt));
+    const [from, to] = [Math.min(...times), Math.max(...times)];
+    const answered = all.filter((x) => {
+      const at = Date.parse(x.startedAt);
+      return !namesUnknownModel(x) && x.status! >= 200 && x.status! < 300 && at > from && at < to && operationOf(x) === op;
+    });
+    if (answered.length)
+      t.violation(
+        `${op}: all ${xs.length} attempts naming a made-up model answered 5xx (${[...new Set(xs.map((x) => x.status))].join(', ')}), while ${answered.length} other request(s) to it meanwhile were served (e.g. ${answered[0]!.status}): a model outside the key's group answers 404`,
+      );
+  }
+  t.observe('requests naming a made-up model', String(named.length));
+}
+
+/**
+ * Every answer of the run to a request's defect (400, 401, 403, 404) on a documented path has a JSON body: "Bodies
+ * are JSON", on every path family, vendor C's too (whose error envelope is not shown). 429 and 5xx are not judged: a
+ * proxy in front of the gateway (the IP-level limit, an outage) answers them in its own form.
+ */
+async function everyRequestDefectJson(t: CheckTools): Promise<void> {
+  const seen = gatewayExchanges().filter(
+    (x) => [400, 401, 403, 404].includes(x.status!) && !x.truncated && x.method !== 'HEAD' && DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!),
+  );
+  if (seen.length === 0) return t.notApplicable('the run saw no 400, 401, 403 or 404 on a documented path');
+  // An empty body is no body to be JSON (a HEAD's, a 401 some stacks send bare): not judged.
+  const bad = seen.filter((x) => {
+    if (!(x.responseBody ?? '').trim()) return false;
+    try {
+      JSON.parse(x.responseBody!);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  for (const x of bad.slice(0, 5))
+    t.violation(
+      `${x.method} ${x.url}: a ${x.status} whose body is not JSON (${x.responseHeaders?.['content-type'] ?? 'no content type'}): ${JSON.stringify((x.responseBody ?? '').slice(0, 80))}`,
+    );
+  t.observe('answers read', `${seen.length}${bad.length ? `, ${bad.length} not JSON` : ''}`);
 }
 
 /** No error body of the run carries a credential-shaped string. */
@@ -312,6 +414,35 @@ describe.sequential('every response the run saw', () => {
       requirements: ['gw-error-message-redacted'],
     },
     noCredentialInAnyError,
+  );
+});
+
+describe.sequential('every refusal the run saw: its code, its model, its body', () => {
+  check(
+    {
+      id: 'gw-every-request-defect-without-channel-code',
+      title: "every 400 and 404 of the run (a request's defect) carried no channel: code (an upstream account's)",
+      requirements: ['gw-channel-code-not-request'],
+    },
+    everyRequestDefectWithoutChannelCode,
+  );
+
+  check(
+    {
+      id: 'gw-every-unknown-model-refused',
+      title: 'every request of the run naming a made-up model was refused: never served, and not 5xx on every attempt while its operation served others',
+      requirements: ['gw-unknown-model-404'],
+    },
+    everyUnknownModelRefused,
+  );
+
+  check(
+    {
+      id: 'gw-every-request-defect-json',
+      title: 'every 400, 401, 403 and 404 of the run on a documented path, vendor C included, that had a body had a JSON one',
+      requirements: ['gw-bodies-json'],
+    },
+    everyRequestDefectJson,
   );
 });
 
