@@ -181,13 +181,13 @@ describe('the run-wide rules: long pages, filters, limits and first listings', (
     expect(windowPagesComplete([other, f, other], o).judged).toBe(0);
   });
   it('pagesWithinLimit: a page holding more rows than its limit, counted whole or by its recorded length', () => {
-    const pages = [{ path: '/api/v1/selected/snapshot', list: 'items', max: 1000 }];
+    const page = { path: '/api/v1/selected/snapshot', list: 'items', max: 1000 };
     const over = seen('/api/v1/selected/snapshot?fields=minimal&limit=2', { body: { items: [{}, {}, {}] } });
-    expect(pagesWithinLimit([over], pages).bad).toHaveLength(1);
+    expect(pagesWithinLimit([over], page).bad).toHaveLength(1);
     const long = { ...seen('/api/v1/selected/snapshot?limit=2', {}), lengths: { items: 500 } };
-    expect(pagesWithinLimit([long], pages).bad).toHaveLength(1);
+    expect(pagesWithinLimit([long], page).bad).toHaveLength(1);
     const within = seen('/api/v1/selected/snapshot?limit=2', { body: { items: [{}, {}] } });
-    expect(pagesWithinLimit([within], pages)).toEqual({ judged: 1, bad: [] });
+    expect(pagesWithinLimit([within], page)).toEqual({ judged: 1, bad: [] });
   });
   it('firstListings: one first page per set of parameter names, earliest first, none with a cursor', () => {
     const a = { ...seen('/api/v1/items?category=review', { body: { items: [] } }), etag: '"a"' };

@@ -77,6 +77,8 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
     u.searchParams.sort();
     const sent = Date.parse(x.startedAt);
     const h = x.responseHeaders ?? {};
+    /** A GET 200 longer than the recorder keeps: read from what it kept of it (digest, outline, lengths, row index). */
+    const long = x.method === 'GET' && x.status === 200 && x.truncated;
     let body: unknown;
     if (x.method === 'GET' && x.status === 200 && !x.truncated && x.responseBody !== undefined && x.requestHeaders['connection'] !== 'close')
       try {
@@ -95,12 +97,10 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
       cacheControl: h['cache-control'],
       body,
       cached: Number(h['age'] ?? '0') > 0,
-      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentDigest && x.requestHeaders['connection'] !== 'close'
-        ? { digest: x.contentDigest }
-        : {}),
-      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentOutline ? { outline: parsedOutline(x.contentOutline) } : {}),
-      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentLengths ? { lengths: x.contentLengths } : {}),
-      ...(x.method === 'GET' && x.status === 200 && x.truncated && x.contentRows ? { rows: parsedOutline(x.contentRows) as Seen['rows'] } : {}),
+      ...(long && x.contentDigest && x.requestHeaders['connection'] !== 'close' ? { digest: x.contentDigest } : {}),
+      ...(long && x.contentOutline ? { outline: parsedOutline(x.contentOutline) } : {}),
+      ...(long && x.contentLengths ? { lengths: x.contentLengths } : {}),
+      ...(long && x.contentRows ? { rows: parsedOutline(x.contentRows) as Seen['rows'] } : {}),
     });
   }
   return out.sort((a, b) => a.sent - b.sent);
@@ -137,7 +137,7 @@ export function firstListings(seen: Seen[], o: { path: string; skip: string[]; m
     const names = [...new URL(s.x.url).searchParams.keys()].sort();
     if (names.length === 0 || names.some((n) => o.skip.includes(n))) continue;
     const kind = names.join('&');
-    if (kinds.has(kind) || out.some((x) => x.key === s.key)) continue;
+    if (kinds.has(kind)) continue;
     kinds.add(kind);
     out.push(s);
     if (out.length === o.max) break;
@@ -1012,7 +1012,7 @@ export function referenceLinksNameTheirIds(
   return { judged, bad };
 }
 
-/** The filter an items first page was asked with: its mode (the default when absent) and its category, if one. */
+/** The filter an items first page was asked with: its mode as sent ('(default)' when absent) and its category, if one. */
 function itemsFilter(s: Seen): { mode: string; category?: string } | undefined {
   const q = new URL(s.x.url).searchParams;
   // A continuation page's filter is its cursor's query, not shown in its URL: not judged.
@@ -1024,8 +1024,9 @@ function itemsFilter(s: Seen): { mode: string; category?: string } | undefined {
 
 /**
  * Every row of an items first page holds the filter it was asked with, where the rows carry the field: with
- * mode=selected sent none says it is not selected (a page without mode is the default's: feed-items-defaults); with category=X none has another of the listed
- * categories (`categories`, compared without case). A page longer than the recorder keeps is read from its row index.
+ * mode=selected sent, none says it is not selected (a page without mode is the default's: feed-items-defaults); with
+ * category=X, none has another of the listed categories (`categories`, compared without case). A page longer than the
+ * recorder keeps is read from its row index.
  */
 export function filteredRowsHold(seen: Seen[], o: { list: string; id: string; selected?: string; category?: string; categories?: string[] }): Judged {
   const listed = new Set((o.categories ?? []).map((c) => c.toLowerCase()));
@@ -1056,21 +1057,19 @@ export function filteredRowsHold(seen: Seen[], o: { list: string; id: string; se
 }
 
 /**
- * Every items or snapshot page of the run asked with `limit` holds at most that many rows (feed-items-limit-range,
- * feed-snapshot-limit-range: the limit is the page size): first pages, every query, fields=minimal too. A page
- * longer than the recorder keeps is counted by the length it recorded.
+ * Every first page of `page.path` the run asked with `limit` holds at most that many rows (feed-items-limit-range,
+ * feed-snapshot-limit-range: the limit is the page size), every query, fields=minimal too. A page longer than the
+ * recorder keeps is counted by the length it recorded.
  */
-export function pagesWithinLimit(seen: Seen[], pages: { path: string; list: string; max: number }[]): Judged {
+export function pagesWithinLimit(seen: Seen[], page: { path: string; list: string; max: number }): Judged {
   const bad: string[] = [];
   let judged = 0;
-  for (const s of seen.filter((x) => x.x.method === 'GET' && x.status === 200)) {
-    const p = pages.find((x) => x.path === s.path);
+  for (const s of seen.filter((x) => x.path === page.path && x.x.method === 'GET' && x.status === 200)) {
     const q = new URL(s.x.url).searchParams;
     const limits = q.getAll('limit');
     // A continuation page may keep the limit of its walk's first page (the cursor is bound to the query): not judged.
-    if (!p || q.has('cursor') || q.has('page') || limits.length !== 1 || !/^[1-9]\d*$/.test(limits[0]!) || Number(limits[0]) > p.max) continue;
-    const list = s.body !== undefined ? field(s.body, p.list) : undefined;
-    const n = Array.isArray(list) ? list.length : s.lengths?.[p.list];
+    if (q.has('cursor') || q.has('page') || limits.length !== 1 || !/^[1-9]\d*$/.test(limits[0]!) || Number(limits[0]) > page.max) continue;
+    const n = listRows(s, page.list)?.length ?? s.lengths?.[page.list];
     if (n === undefined) continue;
     judged++;
     if (n > Number(limits[0])) bad.push(`${at(s)} held ${n} rows`);
@@ -1137,20 +1136,13 @@ export function windowPagesComplete(seen: Seen[], o: { list: string; id: string;
     // Its order's time. Without by the order is the deployment's default: a row is placed by the earlier of its two
     // times (inside the window under either rule), the page's last row by the later (a row newer than it under both
     // rules comes before it in either order).
-    const both = (r: Record<string, unknown>) => [effectiveTime(r, 'timeline'), effectiveTime(r, 'published')];
-    const timeOf = (r: Record<string, unknown>): number | undefined => {
-      if (f.l.by) return effectiveTime(r, f.l.by);
-      const [a, b] = both(r);
-      return a === undefined || b === undefined ? undefined : Math.min(a, b);
+    const times = (r: Record<string, unknown>) => {
+      const ts = f.l.by ? [effectiveTime(r, f.l.by)] : [effectiveTime(r, 'timeline'), effectiveTime(r, 'published')];
+      return ts.every((x) => x !== undefined) ? (ts as number[]) : undefined;
     };
-    const last = fRows.at(-1);
-    const lastTime = !last
-      ? undefined
-      : f.l.by
-        ? effectiveTime(last, f.l.by)
-        : both(last).some((x) => x === undefined)
-          ? undefined
-          : Math.max(...(both(last) as number[]));
+    const timeOf = (r: Record<string, unknown>) => (times(r) ? Math.min(...times(r)!) : undefined);
+    const last = fRows.at(-1) && times(fRows.at(-1)!);
+    const lastTime = last ? Math.max(...last) : undefined;
     if (hasMore && lastTime === undefined) continue;
     const inside = (t: number) => t >= date - WINDOWS['24h']! + CLOCK_TOLERANCE_MS;
     const afterRows = new Map(listRows(after.s, o.list)!.map((r) => [idOf(r), r]));

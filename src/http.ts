@@ -199,36 +199,37 @@ const ROW_INDEX_CHARS = 32_768;
 /** The longest string a row index keeps (an id, a timestamp, a category; not a title or a summary). */
 const ROW_INDEX_STRING = 64;
 
+/** Each list of a JSON value that is not inside a list, by its dotted path (the top level's: ''). */
+function listsByPath(value: unknown, at = ''): Record<string, unknown[]> {
+  if (Array.isArray(value)) return { [at]: value };
+  if (typeof value !== 'object' || value === null) return {};
+  return Object.assign({}, ...Object.entries(value as Record<string, unknown>).map(([k, v]) => listsByPath(v, at ? `${at}.${k}` : k)));
+}
+
 /**
  * Each list of objects of a JSON value that is not inside a list, by its dotted path, every row cut to its scalar
  * fields (numbers, booleans, null and strings of at most ROW_INDEX_STRING characters), its own and its objects'.
  */
-export function rowIndex(value: unknown, at = ''): Record<string, Record<string, unknown>[]> {
-  if (Array.isArray(value)) {
-    if (!value.every((r) => typeof r === 'object' && r !== null && !Array.isArray(r))) return {};
-    const short = (v: unknown) => v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= ROW_INDEX_STRING);
-    // A row's short scalars, and those of the objects it holds (a change's item, a row's links), one level down.
-    const cut = (r: Record<string, unknown>, depth: number): Record<string, unknown> =>
-      Object.fromEntries(
-        Object.entries(r).flatMap(([k, v]) =>
-          short(v)
-            ? [[k, v]]
-            : depth > 0 && typeof v === 'object' && v !== null && !Array.isArray(v)
-              ? [[k, cut(v as Record<string, unknown>, depth - 1)]]
-              : [],
-        ),
-      );
-    return { [at]: value.map((r) => cut(r as Record<string, unknown>, 1)) };
-  }
-  if (typeof value !== 'object' || value === null) return {};
-  return Object.assign({}, ...Object.entries(value as Record<string, unknown>).map(([k, v]) => rowIndex(v, at ? `${at}.${k}` : k)));
+export function rowIndex(value: unknown): Record<string, Record<string, unknown>[]> {
+  const short = (v: unknown) => v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= ROW_INDEX_STRING);
+  // A row's short scalars, and those of the objects it holds (a change's item, a row's links), one level down.
+  const cut = (r: Record<string, unknown>, depth: number): Record<string, unknown> =>
+    Object.fromEntries(
+      Object.entries(r).flatMap(([k, v]) =>
+        short(v) ? [[k, v]] : depth > 0 && typeof v === 'object' && v !== null && !Array.isArray(v) ? [[k, cut(v as Record<string, unknown>, depth - 1)]] : [],
+      ),
+    );
+  const isRow = (r: unknown) => typeof r === 'object' && r !== null && !Array.isArray(r);
+  return Object.fromEntries(
+    Object.entries(listsByPath(value))
+      .filter(([, list]) => list.every(isRow))
+      .map(([at, list]) => [at, list.map((r) => cut(r as Record<string, unknown>, 1))]),
+  );
 }
 
 /** The length of each list of a JSON value that is not inside a list, by its dotted path (the top level's: ''). */
-export function listLengths(value: unknown, at = ''): Record<string, number> {
-  if (Array.isArray(value)) return { [at]: value.length };
-  if (typeof value !== 'object' || value === null) return {};
-  return Object.assign({}, ...Object.entries(value as Record<string, unknown>).map(([k, v]) => listLengths(v, at ? `${at}.${k}` : k)));
+export function listLengths(value: unknown): Record<string, number> {
+  return Object.fromEntries(Object.entries(listsByPath(value)).map(([at, list]) => [at, list.length]));
 }
 
 /** The digest of a JSON value's content (keys sorted): what the record keeps of a body longer than its bound. */

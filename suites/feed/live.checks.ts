@@ -53,6 +53,16 @@ function quiet(t: { notApplicable(why: string): never }, what: string, ms: numbe
   return t.notApplicable(`the target did not change during the run: waited ${waited(ms)} for ${what} to change`);
 }
 
+/** The problem code of a 400 in JSON (a cursor's refusal), undefined for any other answer. */
+const refusalCode = (res: HttpResponse): unknown =>
+  res.status === 400 && res.header('content-type')?.includes('json') ? problemCode(json(res) as Record<string, unknown>) : undefined;
+
+/** Rows in the timeline order, each with a timeline time: where a cursor's anchor lies is known on such a page only. */
+const timelineOrdered = (rows: Record<string, unknown>[]) => {
+  const keys = rows.map((r) => effectiveTime(r, 'timeline'));
+  return keys.every((k, i) => k !== undefined && (i === 0 || k <= keys[i - 1]!));
+};
+
 /** The continuation page the default listing's first cursor leads to, watched as a resource of its own. */
 const NEXT_PAGE = 'listItems:next';
 /** The operations watched across a change: each once per run, all at once (their waits run side by side). */
@@ -182,7 +192,7 @@ interface EdgeCursor {
   at: number;
   res: HttpResponse[];
   /**
-   * A cursor anchored on the oldest row a few seconds or more inside the window (by the target's Date), sent at once,
+   * A cursor anchored on the oldest row more than INSIDE_MS inside the window (by the target's Date), sent at once,
    * with its anchor: a rule that rejects before the anchor has left refuses it.
    */
   inside?: { res: HttpResponse; anchor: { id: string; at: number }; page: HttpResponse };
@@ -251,8 +261,7 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
     if (typeof cursor !== 'string' || !last || key === undefined) return undefined;
     // The anchor's place is the timeline rule's: on a page out of that order the target anchors by another key, and
     // when the anchor leaves is not known here (the order is feed-items-by-timeline's to judge).
-    const keys = rows.map((r) => effectiveTime(r, 'timeline'));
-    if (keys.some((k, i) => k === undefined || (i > 0 && k > keys[i - 1]!))) return undefined;
+    if (!timelineOrdered(rows)) return undefined;
     const at = Date.now();
     const issued: EdgeCursor = { cursor, query, anchor: { id: idOf(last), at: key }, at, res };
     // The oldest row of the walk well inside the window when its page was served (not the last row: a page ending
@@ -264,9 +273,7 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
       const anchor = p.rows.at(-1);
       const anchorAt = anchor && effectiveTime(anchor, 'timeline');
       // As for the edge page: on a page out of the timeline order the anchor's place is not known here.
-      const times = p.rows.map((r) => effectiveTime(r, 'timeline'));
-      const ordered = times.every((k, j) => k !== undefined && (j === 0 || k <= times[j - 1]!));
-      if (typeof p.cursor === 'string' && anchor && anchorAt !== undefined && ordered) {
+      if (typeof p.cursor === 'string' && anchor && anchorAt !== undefined && timelineOrdered(p.rows)) {
         const sent = await feedGet('/api/v1/items', { query: { ...p.query, cursor: p.cursor }, continuation: true });
         res.push(sent);
         issued.inside = { res: sent, anchor: { id: idOf(anchor), at: anchorAt }, page: p.page };
@@ -306,7 +313,7 @@ checkGroup('the 24h window edge, across the watches', () => {
         'anchor',
         `${c.anchor.id} at ${new Date(c.anchor.at).toISOString()}, outside window=24h once the target's Date read ${new Date(reached).toISOString()}`,
       );
-      const code = res.status === 400 && res.header('content-type')?.includes('json') ? problemCode(json(res) as Record<string, unknown>) : undefined;
+      const code = refusalCode(res);
       if (res.status !== 400 || code !== 'invalid_cursor')
         t.violation(
           `the cursor anchored on ${c.anchor.id}, which had left window=24h, answered ${res.status}${code === undefined ? '' : ` (${String(code)})`}, where 400 invalid_cursor is required`,
@@ -316,7 +323,8 @@ checkGroup('the 24h window edge, across the watches', () => {
   check(
     {
       id: 'feed-live-cursor-anchor-in-window-accepted',
-      title: 'a window=24h cursor anchored on the oldest row a few seconds inside the window, sent at once, is not rejected: only one whose anchor has left is',
+      title:
+        'a window=24h cursor anchored on the oldest row more than the clock tolerance inside the window, sent at once, is not rejected: only one whose anchor has left is',
       requirements: ['feed-items-cursor-window'],
     },
     async (t) => {
@@ -324,7 +332,7 @@ checkGroup('the 24h window edge, across the watches', () => {
       const c = await edgeCursor();
       if (!c?.inside)
         return t.notApplicable(
-          'window=24h gave no cursor anchored on a row a few seconds inside the window (fewer than two rows, more than 500, a continuation refused, or a page not in the timeline order)',
+          'window=24h gave no cursor anchored on a row more than the clock tolerance inside the window (fewer than two rows, more than 500, a continuation refused, or a page not in the timeline order)',
         );
       const { res, anchor, page } = c.inside;
       t.cite(page, res);
@@ -339,7 +347,7 @@ checkGroup('the 24h window edge, across the watches', () => {
       );
       if (anchor.at < edge)
         return t.notApplicable(`the anchor ${anchor.id} had come within ${CLOCK_TOLERANCE_MS / 60_000} minutes of the window's edge when the cursor was sent`);
-      const code = res.status === 400 && res.header('content-type')?.includes('json') ? problemCode(json(res) as Record<string, unknown>) : undefined;
+      const code = refusalCode(res);
       if (res.status === 400 && code === 'invalid_cursor')
         t.violation(
           `the cursor anchored on ${anchor.id}, ${((anchor.at - edge + CLOCK_TOLERANCE_MS) / 1000).toFixed(0)} s inside window=24h by the target's Date, was rejected with invalid_cursor: only a cursor whose anchor has left the window is`,

@@ -339,8 +339,6 @@ describe.sequential('every response the run saw', () => {
   );
 });
 
-// The per-operation checks read one 200 each; this reads every 200 of the run (continuation pages, every parameter
-// value, every story and date the run asked for).
 describe.sequential('every 405 the run saw', () => {
   check(
     {
@@ -364,6 +362,8 @@ describe.sequential('every 405 the run saw', () => {
   );
 });
 
+// The per-operation checks read one 200 each; this reads every 200 of the run (continuation pages, every parameter
+// value, every story and date the run asked for).
 describe.sequential('every 200 the run saw', () => {
   check(
     {
@@ -977,7 +977,7 @@ describe.sequential('every items page the run saw holds its limit and its filter
       async (t) => {
         judge(
           t,
-          pagesWithinLimit(runSeen(), [{ path, list: list(), max }]),
+          pagesWithinLimit(runSeen(), { path, list: list(), max }),
           `no ${path} page of the run was asked with a limit`,
           'pages held more rows than their limit',
         );

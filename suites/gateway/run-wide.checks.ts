@@ -175,15 +175,14 @@ const NOT_ABOUT_A_KEY = [
 
 /** Every vendor B error the gateway produced itself holds a code of the code tables in error.type ("string holding the code value"). */
 async function everyOwnVendorBTypeACode(t: CheckTools): Promise<void> {
-  const cause = ownError;
-  const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && cause(x) !== undefined);
+  const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && ownError(x) !== undefined);
   if (own.length === 0) return t.notApplicable('the run saw no vendor B error the gateway produced itself');
   const codes = await gatewayCodes();
   for (const x of own) {
     const code = codeOf(x);
     // A code spelt another way is the code check's finding (gw-every-error-type-and-code).
     if (!codes.has(String(code)) && !codeInAnotherForm(code, codes))
-      t.violation(`${x.method} ${x.url} (${x.status}): error.type ${JSON.stringify(code)} on ${cause(x)!} is not a code value of the code tables`);
+      t.violation(`${x.method} ${x.url} (${x.status}): error.type ${JSON.stringify(code)} on ${ownError(x)!} is not a code value of the code tables`);
   }
   t.observe('errors read', String(own.length));
 }
