@@ -163,15 +163,11 @@ async function everyOwnErrorCodeFits(t: CheckTools): Promise<void> {
   t.observe('errors read', String(own.length));
 }
 
-/** The request-problem codes whose meaning names the body, the model or the prompt (the code table's meanings). */
-const NOT_ABOUT_A_KEY = [
-  'bad_request_body',
-  'read_request_body_failed',
-  'convert_request_failed',
-  'model_not_found',
-  'sensitive_words_detected',
-  'prompt_blocked',
-];
+/**
+ * The request-problem codes whose meaning names the body or the prompt (the code table's meanings). model_not_found is
+ * not among them: "not callable by this key" may be a key's refusal.
+ */
+const NOT_ABOUT_A_KEY = ['bad_request_body', 'read_request_body_failed', 'convert_request_failed', 'sensitive_words_detected', 'prompt_blocked'];
 
 /** Every vendor B error the gateway produced itself holds a code of the code tables in error.type ("string holding the code value"). */
 async function everyOwnVendorBTypeACode(t: CheckTools): Promise<void> {
@@ -239,7 +235,8 @@ async function everyRequestDefectWithoutChannelCode(t: CheckTools): Promise<void
   if (seen.length === 0) return t.notApplicable('the run saw no 400 or 404');
   for (const x of seen) {
     const code = looseErrorCodes(x.responseBody ?? '').find((c) => typeof c === 'string' && c.startsWith('channel:'));
-    if (code) t.violation(`${x.method} ${x.url}: a ${x.status} with code ${code}, an upstream account's failure, which the status table answers 502 or 503`);
+    if (code)
+      t.violation(`${x.method} ${x.url}: a ${x.status}, a request's defect, with code ${code}, which comes from an upstream account, not from the request`);
   }
   t.observe('answers read', String(seen.length));
 }
