@@ -7,7 +7,10 @@ import {
   firstListings,
   moreHasNext,
   pagesWithinLimit,
-  windowPagesComplete,
+  filteredPagesComplete,
+  snapshotWalkCursors,
+  versionsNeverReturn,
+  nextPagesAccepted,
   referenceLinksNameTheirIds,
   refusedCursorsStayRefused,
   smallSnapshotPagesHaveMore,
@@ -163,23 +166,6 @@ describe('the run-wide rules: long pages, filters, limits and first listings', (
     // A continuation page's filter is its cursor's: not judged.
     expect(filteredRowsHold([seen('/api/v1/items?cursor=c', { body: { items: [{ id: 'a', selected: false }] } })], o).judged).toBe(0);
   });
-  it('windowPagesComplete: a window=24h page lacking a row of the last 24 hours that listings of its query show before and after it', () => {
-    const o = { list: 'items', id: 'id', hasMore: 'page.hasMore', changed: new Set<string>() };
-    const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
-    const dated = (s: Seen) => ({ ...s, x: { ...s.x, responseHeaders: { date } } });
-    const u1 = seen('/api/v1/items?limit=100', { body: { items: [item('a'), item('b'), item('c')] } });
-    const f = dated(seen('/api/v1/items?window=24h&limit=5', { body: { items: [item('a'), item('b')], page: { hasMore: false } } }));
-    const u2 = seen('/api/v1/items?limit=50', { body: { items: [item('a'), item('b'), item('c')] } });
-    expect(windowPagesComplete([u1, f, u2], o).bad).toHaveLength(1);
-    // A row the change feed listed may have left and come back in between: not judged.
-    expect(windowPagesComplete([u1, f, u2], { ...o, changed: new Set(['c']) })).toEqual({ judged: 2, bad: [] });
-    // Beyond the page's reach (it says there is more, and the row is older than its last): not judged.
-    const more = dated(seen('/api/v1/items?window=24h&limit=2', { body: { items: [item('a'), item('b')], page: { hasMore: true } } }));
-    expect(windowPagesComplete([u1, more, u2], o)).toEqual({ judged: 0, bad: [] });
-    // Listings of another query (a mode sent on one side only) are not compared.
-    const other = seen('/api/v1/items?mode=all', { body: { items: [item('a'), item('b'), item('c')] } });
-    expect(windowPagesComplete([other, f, other], o).judged).toBe(0);
-  });
   it('pagesWithinLimit: a page holding more rows than its limit, counted whole or by its recorded length', () => {
     const page = { path: '/api/v1/selected/snapshot', list: 'items', max: 1000 };
     const over = seen('/api/v1/selected/snapshot?fields=minimal&limit=2', { body: { items: [{}, {}, {}] } });
@@ -196,5 +182,71 @@ describe('the run-wide rules: long pages, filters, limits and first listings', (
     const d = { ...seen('/api/v1/items?cursor=x', { body: { items: [] } }), etag: '"d"' };
     const e = { ...seen('/api/v1/items', { body: { items: [] } }), etag: '"e"' };
     expect(firstListings([a, b, c, d, e], { path: '/api/v1/items', skip: ['cursor'], max: 5, before: Infinity }).map((s) => s.key)).toEqual([a.key, c.key]);
+  });
+});
+
+describe("the run-wide rules across listings: what a filter holds, a version replaced, a walk's cursor", () => {
+  it('filteredPagesComplete (window): a window=24h page lacking a row of the last 24 hours that listings of its query show before and after it', () => {
+    const o = { kind: 'window' as const, list: 'items', id: 'id', hasMore: 'page.hasMore', changed: new Set<string>() };
+    const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
+    const dated = (s: Seen) => ({ ...s, x: { ...s.x, responseHeaders: { date } } });
+    const u1 = seen('/api/v1/items?limit=100', { body: { items: [item('a'), item('b'), item('c')] } });
+    const f = dated(seen('/api/v1/items?window=24h&limit=5', { body: { items: [item('a'), item('b')], page: { hasMore: false } } }));
+    const u2 = seen('/api/v1/items?limit=50', { body: { items: [item('a'), item('b'), item('c')] } });
+    expect(filteredPagesComplete([u1, f, u2], o).bad).toHaveLength(1);
+    // A page of 7d (or without window) is held to the same, inside its span.
+    const week = dated(seen('/api/v1/items?window=7d&limit=5', { body: { items: [item('a'), item('b')], page: { hasMore: false } } }));
+    const u3 = seen('/api/v1/items', { body: { items: [item('a'), item('b'), item('c')] } });
+    expect(filteredPagesComplete([u2, week, u3], o).bad).toHaveLength(1);
+    // A row the change feed listed may have left and come back in between: not judged.
+    expect(filteredPagesComplete([u1, f, u2], { ...o, changed: new Set(['c']) })).toEqual({ judged: 2, bad: [] });
+    // Beyond the page's reach (it says there is more, and the row is older than its last): not judged.
+    const more = dated(seen('/api/v1/items?window=24h&limit=2', { body: { items: [item('a'), item('b')], page: { hasMore: true } } }));
+    expect(filteredPagesComplete([u1, more, u2], o)).toEqual({ judged: 0, bad: [] });
+    // Listings of another query (a mode sent on one side only) are not compared.
+    const other = seen('/api/v1/items?mode=all', { body: { items: [item('a'), item('b'), item('c')] } });
+    expect(filteredPagesComplete([other, f, other], o).judged).toBe(0);
+  });
+  it('filteredPagesComplete (mode): a mode=all page lacking a row that mode=selected listings of its query show before and after it', () => {
+    const o = { kind: 'mode' as const, list: 'items', id: 'id', hasMore: 'page.hasMore', changed: new Set<string>() };
+    const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
+    const dated = (s: Seen) => ({ ...s, x: { ...s.x, responseHeaders: { date } } });
+    const u1 = seen('/api/v1/items', { body: { items: [item('a'), item('b'), item('c')] } });
+    const all = dated(seen('/api/v1/items?mode=all', { body: { items: [item('a'), item('c')], page: { hasMore: false } } }));
+    const u2 = seen('/api/v1/items?mode=selected&window=24h', { body: { items: [item('a'), item('b'), item('c')] } });
+    expect(filteredPagesComplete([u1, all, u2], o).bad).toHaveLength(1);
+    // A page of mode=selected is not judged against listings without mode (mode=all ones are the pages judged).
+    const sel = dated(seen('/api/v1/items?mode=selected', { body: { items: [item('a')], page: { hasMore: false } } }));
+    expect(filteredPagesComplete([u1, sel, u1], o).judged).toBe(0);
+  });
+  it('versionsNeverReturn: a hot-topics answer showing a ranking an earlier answer had replaced, by its body or a 304', () => {
+    const hot = '/api/v1/hot-topics';
+    const tagged = (s: Seen, etag: string) => ({ ...s, etag });
+    const a = tagged(seen(hot, { body: { items: ['x'] } }), 'W/"a"');
+    const b = tagged(seen(hot, { body: { items: ['y'] } }), 'W/"b"');
+    const a2 = tagged(seen(hot, { body: { items: ['x'] } }), 'W/"a"');
+    expect(versionsNeverReturn([a, b, a2], hot).bad).toHaveLength(1);
+    const back304 = tagged(seen(hot, { status: 304 }), '"a"');
+    expect(versionsNeverReturn([a, b, back304], hot).bad).toHaveLength(1);
+    // Forward only: judged, nothing back.
+    const [f1, f2, f3] = [['x'], ['x'], ['y']].map((items, i) => tagged(seen(hot, { body: { items } }), `"f${i === 2 ? 2 : 1}"`));
+    expect(versionsNeverReturn([f1!, f2!, f3!], hot)).toEqual({ judged: 2, bad: [] });
+    // From a cache (Age above 0): not judged.
+    expect(versionsNeverReturn([a, b, { ...a2, cached: true }], hot).bad).toHaveLength(0);
+  });
+  it("nextPagesAccepted: a nextPage sent back alone (or with its page's limit) refused with 400", () => {
+    const first = seen('/api/v1/selected/snapshot?fields=minimal&limit=2', { body: { cursor: 'c', hasMore: true, nextPage: 'p2' } });
+    const refused = seen('/api/v1/selected/snapshot?page=p2', { status: 400 });
+    expect(nextPagesAccepted([first, refused]).bad).toHaveLength(1);
+    // Another fields value beside it may be refused (the lock): not judged.
+    const other = seen('/api/v1/selected/snapshot?fields=default&page=p2', { status: 400 });
+    expect(nextPagesAccepted([first, other]).judged).toBe(0);
+    expect(nextPagesAccepted([first, seen('/api/v1/selected/snapshot?limit=2&page=p2', { body: { hasMore: false } })])).toEqual({ judged: 1, bad: [] });
+  });
+  it('snapshotWalkCursors: a continuation page read from its outline (longer than the recorder keeps) gives another cursor', () => {
+    const first = { ...seen('/api/v1/selected/snapshot?limit=300', {}), outline: { cursor: 'c1', hasMore: true, nextPage: 'p2', items: [] } };
+    const next = { ...seen('/api/v1/selected/snapshot?page=p2', {}), outline: { cursor: 'c2', hasMore: false, nextPage: null, items: [] } };
+    expect(snapshotWalkCursors([first, next]).bad).toHaveLength(1);
+    expect(snapshotWalkCursors([first, { ...next, outline: { ...next.outline, cursor: 'c1' } }])).toEqual({ judged: 1, bad: [] });
   });
 });

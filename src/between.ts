@@ -52,6 +52,12 @@ export function listRows(s: Seen, list: string): Record<string, unknown>[] | und
   return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : undefined;
 }
 
+/**
+ * A 200's own fields (a page's cursor, nextPage, hasMore, count): its body when kept whole, else its outline, where a
+ * body longer than the recorder keeps has its lists cut to their ends and every other field whole.
+ */
+export const topOf = (s: Seen): unknown => s.body ?? s.outline;
+
 /** The outcome of a rule over the run: how many answers (or pairs) it judged, and each break, described. */
 export interface Judged {
   judged: number;
@@ -523,6 +529,36 @@ export function dailyHeadNeverOlder(seen: Seen[], p: { root: string; date: strin
 }
 
 /**
+ * A resource's answers never go back to a version the run saw replaced (feed-hot-topics-refresh: it "reflects the
+ * latest successfully published ranking"): once an answer showing version B arrived after one showing A had, no answer
+ * sent after B's arrival shows A again. A 200 shows its content; a 304 the content of the 200 that carried its ETag.
+ * Answers from a cache (Age above 0) are not judged, nor ones asked with a query.
+ */
+export function versionsNeverReturn(seen: Seen[], path: string): Judged {
+  const answers = seen.filter((s) => s.path === path && s.key === path && s.x.method === 'GET' && !s.cached && (s.status === 200 || s.status === 304));
+  const tag = (e: string) => e.replace(/^W\//, '');
+  const byTag = new Map<string, string>();
+  for (const s of answers) {
+    const c = s.status === 200 && s.etag ? contentOf(s) : undefined;
+    if (c !== undefined) byTag.set(tag(s.etag!), c);
+  }
+  const shown = answers
+    .map((s) => ({ s, c: s.status === 200 ? contentOf(s) : s.etag ? byTag.get(tag(s.etag)) : undefined }))
+    .filter((v): v is { s: Seen; c: string } => v.c !== undefined);
+  const bad: string[] = [];
+  let judged = 0;
+  for (const v of shown) {
+    const earlier = shown.filter((b) => b.s.received <= v.s.sent);
+    if (!earlier.length) continue;
+    judged++;
+    // B arrived before v was sent, and showed another version than one (A, v's) that had arrived before B was sent.
+    const b = earlier.find((b) => b.c !== v.c && earlier.some((a) => a.c === v.c && a.s.received <= b.s.sent));
+    if (b) bad.push(`${at(v.s)} shows again the version that ${at(b.s)} had replaced`);
+  }
+  return { judged, bad };
+}
+
+/**
  * Every archive answer of the run holds at most its `limit` dates (`byDefault` without one), and, since past reports stay, at
  * least as many as an earlier answer listed, up to that limit (feed-dailies-limit-range).
  */
@@ -699,11 +735,47 @@ export function snapshotNextPageMoves(seen: Seen[], pageParam = 'page'): Judged 
  * gives as its next cursor the one it was asked with: a client following it would read that page again, for ever.
  */
 export function nextPageMoves(seen: Seen[], o: { path: string; param: string; next: string; hasMore: string; what: string }): Judged {
-  const continued = seen.filter((s) => s.path === o.path && s.status === 200 && s.body !== undefined && new URL(s.x.url).searchParams.get(o.param) !== null);
+  const continued = seen.filter(
+    (s) => s.path === o.path && s.status === 200 && s.x.method === 'GET' && topOf(s) !== undefined && new URL(s.x.url).searchParams.get(o.param) !== null,
+  );
   const bad = continued
-    .filter((s) => field(s.body, o.hasMore) !== false && field(s.body, o.next) === new URL(s.x.url).searchParams.get(o.param))
+    .filter((s) => field(topOf(s), o.hasMore) !== false && field(topOf(s), o.next) === new URL(s.x.url).searchParams.get(o.param))
     .map((s) => `${at(s)}: ${o.what} is the cursor it was asked with`);
   return { judged: continued.length, bad };
+}
+
+/**
+ * Every snapshot nextPage the run sent back as `page` (alone, or with the limit of the page that gave it, as a walk
+ * does) was accepted: not refused with a 400 (feed-snapshot-paging: `page` is the "opaque cursor taken from the
+ * previous response's nextPage"). A request that also sends another fields value is not judged (the lock may refuse
+ * it), nor one answered 429 or 5xx.
+ */
+export function nextPagesAccepted(seen: Seen[], pageParam = 'page'): Judged {
+  const path = '/api/v1/selected/snapshot';
+  /** Each nextPage handed out, with the limit its page was asked with and when it arrived. */
+  const given = new Map<string, { limit: string | null; received: number }>();
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen.filter((x) => x.path === path && x.x.method === 'GET')) {
+    const q = new URL(s.x.url).searchParams;
+    const token = q.get(pageParam);
+    const from = token === null ? undefined : given.get(token);
+    const others = [...q.keys()].filter((k) => k !== pageParam);
+    if (
+      from &&
+      from.received <= s.sent &&
+      others.every((k) => k === 'limit') &&
+      (q.get('limit') === null || q.get('limit') === from.limit) &&
+      s.status < 500 &&
+      s.status !== 429
+    ) {
+      judged++;
+      if (s.status === 400) bad.push(`${at(s)} refused the nextPage a snapshot page of the run had given`);
+    }
+    const next = s.status === 200 ? field(topOf(s), 'nextPage') : undefined;
+    if (typeof next === 'string' && next !== '') given.set(next, { limit: q.get('limit'), received: s.received });
+  }
+  return { judged, bad };
 }
 
 /**
@@ -711,7 +783,8 @@ export function nextPageMoves(seen: Seen[], o: { path: string; param: string; ne
  * of the walk whose earlier page handed out its page token as nextPage) (feed-snapshot-cursor-stable).
  */
 export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
-  const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
+  // A page longer than the recorder keeps is read from its outline: its own fields (cursor, nextPage) are kept whole.
+  const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.x.method === 'GET' && topOf(s) !== undefined);
   type Walk = { cursor: string; first: Seen };
   /** The walks that handed out each nextPage token (two walks of one query may hand out the same token). */
   const walksOf = new Map<string, Walk[]>();
@@ -719,7 +792,7 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
   let judged = 0;
   for (const s of of) {
     const token = new URL(s.x.url).searchParams.get(pageParam);
-    const cursor = JSON.stringify(field(s.body, 'cursor'));
+    const cursor = JSON.stringify(field(topOf(s), 'cursor'));
     let walks: Walk[] = token === null ? [{ cursor, first: s }] : (walksOf.get(token) ?? []);
     if (token !== null && walks.length) {
       judged++;
@@ -727,7 +800,7 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
       if (!same.length) bad.push(`${at(s)} gives cursor ${cursor}, where its walk's first page ${at(walks[0]!.first)} gave ${walks[0]!.cursor}`);
       else walks = same;
     }
-    const next = field(s.body, 'nextPage');
+    const next = field(topOf(s), 'nextPage');
     if (walks.length && typeof next === 'string') walksOf.set(next, [...(walksOf.get(next) ?? []), ...walks]);
   }
   return { judged, bad };
@@ -892,8 +965,8 @@ export function moreHasNext(seen: Seen[], pages: { path: string; hasMore: string
   const bad: string[] = [];
   let judged = 0;
   // A page longer than the recorder keeps is read from its outline: its own fields are kept whole there.
-  for (const s of seen.filter((x) => x.status === 200 && (x.body ?? x.outline) !== undefined && x.x.method === 'GET')) {
-    const body = s.body ?? s.outline;
+  for (const s of seen.filter((x) => x.status === 200 && topOf(x) !== undefined && x.x.method === 'GET')) {
+    const body = topOf(s);
     const p = pages.find((q) => q.path === s.path);
     if (!p || field(body, p.hasMore) !== true) continue;
     judged++;
@@ -1078,40 +1151,49 @@ export function pagesWithinLimit(seen: Seen[], page: { path: string; list: strin
 }
 
 /**
- * An items first page's query as the window rule compares two: its window apart (absent: the default), every other
- * parameter as sent (a default is not filled in: the rule compares pages whose defaults are the same, whatever they are).
+ * An items first page's query as the completeness rules compare two: its window and mode apart (absent: the default),
+ * every other parameter as sent (a default is not filled in: the rules compare pages whose defaults are the same,
+ * whatever they are).
  */
-function listingOf(s: Seen): { rest: string; window: string | null; by: 'timeline' | 'published' | undefined } | undefined {
+function listingOf(s: Seen): { rest: string; window: string | null; mode: string | null; by: 'timeline' | 'published' | undefined } | undefined {
   const q = new URL(s.x.url).searchParams;
   if (q.has('cursor') || q.has('q') || [...new Set(q.keys())].some((k) => q.getAll(k).length > 1)) return undefined;
   // Without by the order is the deployment's default (feed-items-defaults' to judge): undefined here.
   const by = q.get('by') ?? undefined;
   if (by !== undefined && by !== 'timeline' && by !== 'published') return undefined;
-  const rest = [...q.entries()].filter(([k]) => !['limit', 'window'].includes(k));
+  const rest = [...q.entries()].filter(([k]) => !['limit', 'window', 'mode'].includes(k));
   return {
     rest: rest
       .sort()
       .map(([k, v]) => `${k}=${v}`)
       .join('&'),
     window: q.get('window'),
+    mode: q.get('mode'),
     by,
   };
 }
+type Listing = NonNullable<ReturnType<typeof listingOf>>;
 
 /**
- * A window=24h items first page holds every row that listings of the same query (any window), read just before and
- * just after it, both show well inside the last 24 hours by the page's own Date, the window rules' clock tolerance
- * aside (feed-items-window-selects). Only rows within the page's reach are asked for: newer than its last row by the
- * listing's order (ties not judged), all when it says there is no more. A row whose time differs between the two reads
- * proves nothing, nor does one the run's change feed lists (`changed`: it may have left the selection and come back in
- * between). Only the run's first answer to a page's URL is judged (a later one may be a cache's that keeps no Age).
- * Pages longer than the recorder keeps are read from the row index; a row without an id is not judged.
+ * An items first page holds every row that other listings, read just before and just after it, both show inside its
+ * window by the page's own Date (the window rules' clock tolerance aside), within its reach: newer than its last row by
+ * the listing's order (ties not judged), all when it says there is no more. Which pages and which listings:
+ * - `window` (feed-items-window-selects): a page of window=24h or 7d, or without window (then only the last 24 hours:
+ *   the default's span is feed-items-defaults' to judge), against listings of its query in any window;
+ * - `mode` (feed-items-mode-selects): a page of mode=all against listings of its query with mode=selected or without
+ *   mode (all holds the selected rows whichever the default is), in any window.
+ * A row whose time differs between the two reads proves nothing, nor does one the run's change feed lists in `changed`
+ * (it may have left and come back in between). Only the run's first answer to a page's URL is judged (a later one may
+ * be a cache's that keeps no Age). Pages longer than the recorder keeps are read from the row index; a row without an
+ * id is not judged.
  */
-export function windowPagesComplete(seen: Seen[], o: { list: string; id: string; hasMore: string; changed: Set<string> }): Judged {
+export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'; list: string; id: string; hasMore: string; changed: Set<string> }): Judged {
   const pages = seen
     .filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && !s.cached && listRows(s, o.list) !== undefined)
     .map((s) => ({ s, l: listingOf(s) }))
-    .filter((p): p is { s: Seen; l: NonNullable<ReturnType<typeof listingOf>> } => p.l !== undefined);
+    .filter((p): p is { s: Seen; l: Listing } => p.l !== undefined);
+  const judgedPage = (l: Listing) => (o.kind === 'mode' ? l.mode === 'all' : l.window === null || l.window === '24h' || l.window === '7d');
+  const compared = (f: Listing, u: Listing) => f.rest === u.rest && (o.kind === 'mode' ? u.mode === null || u.mode === 'selected' : u.mode === f.mode);
   const bad: string[] = [];
   let judged = 0;
   const idOf = (r: unknown) => {
@@ -1124,14 +1206,14 @@ export function windowPagesComplete(seen: Seen[], o: { list: string; id: string;
     const again = asked.has(f.s.key);
     asked.add(f.s.key);
     const date = Date.parse(f.s.x.responseHeaders?.['date'] ?? '');
-    if (again || f.l.window !== '24h' || Number.isNaN(date)) continue;
+    if (again || !judgedPage(f.l) || Number.isNaN(date)) continue;
     const fRows = listRows(f.s, o.list)!;
     const ids = new Set(fRows.map(idOf));
-    const us = pages.filter((u) => u !== f && u.l.rest === f.l.rest);
+    const us = pages.filter((u) => u !== f && compared(f.l, u.l));
     const before = us.filter((u) => u.s.received <= f.s.sent).at(-1);
     const after = us.find((u) => u.s.sent >= f.s.received);
     if (!before || !after) continue;
-    const hasMore = field(f.s.body ?? f.s.outline, o.hasMore);
+    const hasMore = field(topOf(f.s), o.hasMore);
     if (typeof hasMore !== 'boolean' || fRows.some((r) => idOf(r) === undefined)) continue;
     // Its order's time. Without by the order is the deployment's default: a row is placed by the earlier of its two
     // times (inside the window under either rule), the page's last row by the later (a row newer than it under both
@@ -1144,7 +1226,8 @@ export function windowPagesComplete(seen: Seen[], o: { list: string; id: string;
     const last = fRows.at(-1) && times(fRows.at(-1)!);
     const lastTime = last ? Math.max(...last) : undefined;
     if (hasMore && lastTime === undefined) continue;
-    const inside = (t: number) => t >= date - WINDOWS['24h']! + CLOCK_TOLERANCE_MS;
+    const span = f.l.window === '7d' ? WINDOWS['7d']! : WINDOWS['24h']!;
+    const inside = (t: number) => t >= date - span + CLOCK_TOLERANCE_MS;
     const afterRows = new Map(listRows(after.s, o.list)!.map((r) => [idOf(r), r]));
     const missing: string[] = [];
     for (const r of listRows(before.s, o.list)!) {
@@ -1157,18 +1240,22 @@ export function windowPagesComplete(seen: Seen[], o: { list: string; id: string;
       judged++;
       if (!ids.has(id)) missing.push(id);
     }
+    const within = f.l.window === '7d' ? 'the last 7 days' : 'the last 24 hours';
     if (missing.length)
       bad.push(
-        `${at(f.s)} lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which ${at(before.s)} and ${at(after.s)} both list well inside the last 24 hours, within its reach`,
+        `${at(f.s)} lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which ${at(before.s)} and ${at(after.s)} both list well inside ${within}, within its reach`,
       );
   }
   return { judged, bad };
 }
 
 /** Every item id the run's change feed listed (upserted or removed), from its pages read whole or from the row index. */
-export function changedIds(seen: Seen[], p: { list: string; itemId: string; removedId: string }): Set<string> {
+export function changedIds(seen: Seen[], p: { list: string; itemId: string; removedId: string; removedOnly?: boolean }): Set<string> {
   const out = new Set<string>();
   for (const s of seen.filter((x) => x.path === '/api/v1/selected/changes' && x.status === 200))
-    for (const ch of listRows(s, p.list) ?? []) for (const id of [field(ch, p.itemId), field(ch, p.removedId)]) if (typeof id === 'string') out.add(id);
+    for (const ch of listRows(s, p.list) ?? []) {
+      if (p.removedOnly && field(ch, 'op') !== 'remove') continue;
+      for (const id of [field(ch, p.itemId), field(ch, p.removedId)]) if (typeof id === 'string') out.add(id);
+    }
   return out;
 }

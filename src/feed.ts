@@ -654,7 +654,7 @@ export const LIVE_WAIT_MS = 1500;
  */
 export const LIVE_POLL_MS = LIVE_WAIT_MS;
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Resolves LIVE_WAIT_MS after `since` (epoch ms): the wait before a watch's one look. */
 export function afterTheWait(since: number): Promise<unknown> {
   return pause(Math.max(0, since + LIVE_WAIT_MS - Date.now()));

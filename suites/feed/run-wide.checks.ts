@@ -67,7 +67,9 @@ import {
   digestOf,
   filteredRowsHold,
   pagesWithinLimit,
-  windowPagesComplete,
+  filteredPagesComplete,
+  versionsNeverReturn,
+  nextPagesAccepted,
   changedIds,
 } from '../../src/between.js';
 
@@ -76,6 +78,11 @@ const feedExchanges = () => runExchanges('feed').filter((x) => operationPath('fe
 /** The run's error responses (a HEAD has no body to judge). */
 const errorExchanges = () => feedExchanges().filter((x) => x.status! >= 400 && x.method !== 'HEAD');
 const mediaType = (x: Exchange) => (x.responseHeaders?.['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+/** A charset parameter naming another than UTF-8, which JSON exchanged between systems is (RFC 8259 8.1). */
+const notUtf8 = (x: Exchange) => {
+  const c = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(x.responseHeaders?.['content-type'] ?? '')?.[1]?.toLowerCase();
+  return c !== undefined && c !== 'utf-8' && c !== 'utf8';
+};
 
 /** The content digest of an answer's JSON body (as the record takes it), undefined when it is not JSON. */
 function bodyDigest(res: HttpResponse): string | undefined {
@@ -298,20 +305,20 @@ describe.sequential('every response the run saw', () => {
   check(
     {
       id: 'feed-every-error-is-problem',
-      title: 'every 4xx and 5xx of the run was application/problem+json',
+      title: 'every 4xx and 5xx of the run was application/problem+json (JSON: UTF-8, if a charset is named)',
       requirements: ['feed-problem-json'],
     },
     async (t) => {
       const errors = errorExchanges();
       if (errors.length === 0) return t.notApplicable('the run saw no error response');
       t.observe('error responses seen', String(errors.length));
-      const bad = errors.filter((x) => mediaType(x) !== 'application/problem+json');
+      const bad = errors.filter((x) => mediaType(x) !== 'application/problem+json' || notUtf8(x));
       violations(
         t,
         bad,
         errors.length,
-        'error responses were not problem+json',
-        (x) => `${x.method} ${x.url} answered ${x.status} as "${mediaType(x) || '(no content type)'}"`,
+        'error responses were not problem+json (or declared a charset other than UTF-8)',
+        (x) => `${x.method} ${x.url} answered ${x.status} as "${x.responseHeaders?.['content-type'] || '(no content type)'}"`,
       );
     },
   );
@@ -343,19 +350,22 @@ describe.sequential('every 405 the run saw', () => {
   check(
     {
       id: 'feed-every-405-allows-get',
-      title: 'every 405 of the run carried Allow, naming GET (RFC 9110 15.5.6: the methods the resource supports; every operation is a GET)',
+      title:
+        'every 405 of the run carried Allow, naming GET and no method that sends a body (RFC 9110 15.5.6: the methods the resource supports; every operation is a GET, with no request body)',
       requirements: ['feed-get-only'],
     },
     async (t) => {
       const seen = feedExchanges().filter((x) => x.status === 405);
       if (seen.length === 0) return t.notApplicable('the run saw no 405');
       t.observe('405 responses seen', String(seen.length));
-      const bad = seen.filter((x) => !(x.responseHeaders?.['allow'] ?? '').split(',').some((m) => m.trim().toUpperCase() === 'GET'));
+      // HEAD and OPTIONS go with a GET resource (a stack answers them by itself); POST, PUT, PATCH and DELETE do not.
+      const allowed = (x: Exchange) => (x.responseHeaders?.['allow'] ?? '').split(',').map((m) => m.trim().toUpperCase());
+      const bad = seen.filter((x) => !allowed(x).includes('GET') || allowed(x).some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m)));
       violations(
         t,
         bad,
         seen.length,
-        '405 responses did not name GET in Allow',
+        '405 responses did not name GET in Allow, or named a method the feed has no operation for',
         (x) => `${x.method} ${x.url}: Allow ${JSON.stringify(x.responseHeaders?.['allow'] ?? '(none)')}`,
       );
     },
@@ -539,7 +549,7 @@ describe.sequential('every 200 and 304 the run saw', () => {
   check(
     {
       id: 'feed-every-200-json',
-      title: 'every 200 body of the run (continuation and search pages, each parameter value, every id and date) was JSON',
+      title: 'every 200 body of the run (continuation and search pages, each parameter value, every id and date) was JSON (UTF-8, if a charset is named)',
       requirements: ['feed-success-json'],
     },
     async (t) => {
@@ -548,13 +558,13 @@ describe.sequential('every 200 and 304 the run saw', () => {
       if (seen.length === 0) return t.notApplicable('the run saw no 200 body from an operation');
       t.observe('200 bodies read', String(seen.length));
       const whole = (x: Exchange) => !x.truncated && !framedOnWire(x);
-      const bad = seen.filter((x) => !/^application\/([\w.-]+\+)?json$/.test(mediaType(x)) || (whole(x) && parsed(x) === undefined));
+      const bad = seen.filter((x) => !/^application\/([\w.-]+\+)?json$/.test(mediaType(x)) || notUtf8(x) || (whole(x) && parsed(x) === undefined));
       violations(
         t,
         bad,
         seen.length,
-        '200 bodies were not JSON',
-        (x) => `${where(x)} as "${mediaType(x)}": ${JSON.stringify((x.responseBody ?? '').slice(0, 40))}`,
+        '200 bodies were not JSON (or declared a charset other than UTF-8)',
+        (x) => `${where(x)} as "${x.responseHeaders?.['content-type'] ?? ''}": ${JSON.stringify((x.responseBody ?? '').slice(0, 40))}`,
       );
     },
   );
@@ -590,7 +600,8 @@ describe.sequential('every item the run saw', () => {
   check(
     {
       id: 'feed-every-item-original-link',
-      title: 'every item of every page the run read (continuation, search, each parameter value, a story timeline) links its original article',
+      title:
+        "every item of every page the run read (continuation, search, each parameter value, a story timeline) links its original article, not the service's own page",
       requirements: ['feed-item-original-link'],
     },
     async (t) => {
@@ -598,15 +609,16 @@ describe.sequential('every item the run saw', () => {
       const full = items.filter((i) => i.full);
       if (full.length === 0) return t.notApplicable('the run read no item outside a fields=minimal snapshot page');
       t.observe('items read', `${full.length} on ${pages} pages`);
+      // The service's own page about the item (links.aihot) is not the original article.
       const bad = full.filter(({ item }) => {
         const link = field(item, 'links.original');
-        return typeof link !== 'string' || !URL.canParse(link);
+        return typeof link !== 'string' || !URL.canParse(link) || link === field(item, 'links.aihot');
       });
       violations(
         t,
         bad,
         full.length,
-        'items had no original-article URL in links.original',
+        "items had no original-article URL in links.original (or the service's own page, links.aihot, in its place)",
         ({ x, item }) => `${where(x)}: item ${String(item[profile().items.id!] ?? '?')}`,
       );
     },
@@ -961,6 +973,23 @@ describe.sequential('between two exchanges of the run: freshness and the hot-top
       );
     },
   );
+
+  check(
+    {
+      id: 'feed-run-hot-topics-never-back',
+      title: 'no hot-topics answer of the run goes back to a ranking an earlier answer had replaced',
+      requirements: ['feed-hot-topics-latest'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        versionsNeverReturn(runSeen(), '/api/v1/hot-topics'),
+        'no hot-topics answer of the run followed another',
+        'hot-topics answers went back to a replaced ranking',
+      );
+    },
+  );
 });
 
 describe.sequential('every items page the run saw holds its limit and its filter', () => {
@@ -986,27 +1015,6 @@ describe.sequential('every items page the run saw holds its limit and its filter
 
   check(
     {
-      id: 'feed-run-items-window-pages-complete',
-      title:
-        'every window=24h items page of the run held each row well inside the last 24 hours that listings of its query showed just before and just after it, within its reach',
-      requirements: ['feed-items-window-selects'],
-    },
-    async (t) => {
-      const p = profile().items;
-      const seen = runSeen();
-      const changed = changedIds(seen, { list: profile().changes.list!, itemId: profile().changes.itemId!, removedId: profile().changes.removedId! });
-      const r = windowPagesComplete(seen, { list: p.list!, id: p.id!, hasMore: p.hasMore!, changed });
-      judge(
-        t,
-        r,
-        'no window=24h page of the run had listings of its query to compare with just before and after it',
-        'window=24h pages lacked rows of the last 24 hours',
-      );
-    },
-  );
-
-  check(
-    {
       id: 'feed-run-items-mode-selected-rows',
       title: 'every row of an items page the run asked with mode=selected was of the selected set: none said it was not selected',
       requirements: ['feed-items-mode-selects'],
@@ -1029,6 +1037,48 @@ describe.sequential('every items page the run saw holds its limit and its filter
       const categories = (parameter(await loadOpenApi('feed'), 'listItems', 'category').schema as { examples?: string[] } | undefined)?.examples ?? [];
       const r = filteredRowsHold(runSeen(), { list: p.list!, id: p.id!, category: p.category, categories });
       judge(t, r, 'no category items page of the run had rows with a category field', 'rows of category lists had another category');
+    },
+  );
+});
+
+describe.sequential('every items page the run saw holds what the listings around it show', () => {
+  check(
+    {
+      id: 'feed-run-items-window-pages-complete',
+      title:
+        'every items page of the run of window=24h, 7d or the default held each row well inside its window (the default: the last 24 hours) that listings of its query showed just before and just after it, within its reach',
+      requirements: ['feed-items-window-selects'],
+    },
+    async (t) => {
+      const p = profile().items;
+      const seen = runSeen();
+      const changed = changedIds(seen, { list: profile().changes.list!, itemId: profile().changes.itemId!, removedId: profile().changes.removedId! });
+      const r = filteredPagesComplete(seen, { kind: 'window', list: p.list!, id: p.id!, hasMore: p.hasMore!, changed });
+      judge(t, r, 'no items page of the run had listings of its query to compare with just before and after it', 'items pages lacked rows of their window');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-items-all-mode-pages-complete',
+      title:
+        'every mode=all items page of the run held each row that mode=selected listings of its query (or listings without mode) showed just before and just after it, inside its window and within its reach',
+      requirements: ['feed-items-mode-selects'],
+    },
+    async (t) => {
+      const p = profile().items;
+      const seen = runSeen();
+      // A row removed from the selection stays in mode=all: only a row the change feed lists as removed may have left
+      // every listing (withdrawn) and come back in between.
+      const c = profile().changes;
+      const changed = changedIds(seen, { list: c.list!, itemId: c.itemId!, removedId: c.removedId!, removedOnly: true });
+      const r = filteredPagesComplete(seen, { kind: 'mode', list: p.list!, id: p.id!, hasMore: p.hasMore!, changed });
+      judge(
+        t,
+        r,
+        'no mode=all items page of the run had mode=selected listings of its query to compare with just before and after it',
+        'mode=all pages lacked selected rows',
+      );
     },
   );
 });
@@ -1359,6 +1409,17 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
         'the run followed no snapshot nextPage it had read whole',
         'continuation pages gave items of the other fields value',
       );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-snapshot-next-pages-accepted',
+      title: "every snapshot nextPage the run sent back as page (alone, or with its page's limit) was accepted, not refused with 400",
+      requirements: ['feed-snapshot-paging'],
+    },
+    async (t) => {
+      judge(t, nextPagesAccepted(runSeen()), 'the run sent back no snapshot nextPage as page', 'snapshot nextPage tokens were refused');
     },
   );
 

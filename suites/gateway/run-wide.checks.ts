@@ -159,6 +159,9 @@ async function everyOwnErrorCodeFits(t: CheckTools): Promise<void> {
       t.violation(
         `${x.method} ${x.url} (${x.status}): code ${String(code)} on ${ownError(x)!}: its meaning is about the request's body or prompt, not its key`,
       );
+    // A key no deployment issued belongs to no group: "not in the key's group" (model_not_found) is not why it was refused.
+    else if (x.status === 401 && String(code) === 'model_not_found' && credentialsOf(x).some(madeUp))
+      t.violation(`${x.method} ${x.url} (401): code model_not_found on ${ownError(x)!}: a key no deployment issued has no group for a model to be outside`);
   }
   t.observe('errors read', String(own.length));
 }
@@ -289,26 +292,35 @@ async function everyUnknownModelRefused(t: CheckTools): Promise<void> {
  * proxy in front of the gateway (the IP-level limit, an outage) answers them in its own form.
  */
 async function everyRequestDefectJson(t: CheckTools): Promise<void> {
-  const seen = gatewayExchanges().filter(
-    (x) => [400, 401, 403, 404].includes(x.status!) && !x.truncated && x.method !== 'HEAD' && DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!),
-  );
+  // A documented path, or the suite's made-up one under /v1 or /v1beta (its 404 is the gateway's own error, in the
+  // vendor's body).
+  const seen = gatewayExchanges().filter((x) => {
+    const p = pathOf(x).split('?')[0]!;
+    return (
+      [400, 401, 403, 404].includes(x.status!) && !x.truncated && x.method !== 'HEAD' && (DOCUMENTED_PATH.test(p) || p.includes('conformance-no-such-path'))
+    );
+  });
   if (seen.length === 0) return t.notApplicable('the run saw no 400, 401, 403 or 404 on a documented path');
-  // An empty body is no body to be JSON (a HEAD's, a 401 some stacks send bare): not judged.
+  // An empty body is no body to be JSON (a HEAD's, a 401 some stacks send bare): not judged. A JSON body must say so:
+  // a media type of JSON (application/json, or one ending +json), as a client reads it.
   const bad = seen.filter((x) => {
     if (!(x.responseBody ?? '').trim()) return false;
     try {
       JSON.parse(x.responseBody!);
-      return false;
     } catch {
       return true;
     }
+    return !JSON_MEDIA_TYPE.test(x.responseHeaders?.['content-type'] ?? '');
   });
   for (const x of bad.slice(0, 5))
     t.violation(
-      `${x.method} ${x.url}: a ${x.status} whose body is not JSON (${x.responseHeaders?.['content-type'] ?? 'no content type'}): ${JSON.stringify((x.responseBody ?? '').slice(0, 80))}`,
+      `${x.method} ${x.url}: a ${x.status} whose body is not JSON, or not labelled JSON (${x.responseHeaders?.['content-type'] ?? 'no content type'}): ${JSON.stringify((x.responseBody ?? '').slice(0, 80))}`,
     );
   t.observe('answers read', `${seen.length}${bad.length ? `, ${bad.length} not JSON` : ''}`);
 }
+
+/** A JSON media type: application/json, or a structured-syntax +json one, parameters allowed. */
+const JSON_MEDIA_TYPE = /^\s*application\/([\w.+-]+\+)?json\s*(;|$)/i;
 
 /** No error body of the run carries a credential-shaped string. */
 async function noCredentialInAnyError(t: CheckTools): Promise<void> {
@@ -435,7 +447,8 @@ describe.sequential('every refusal the run saw: its code, its model, its body', 
   check(
     {
       id: 'gw-every-request-defect-json',
-      title: 'every 400, 401, 403 and 404 of the run on a documented path, vendor C included, that had a body had a JSON one',
+      title:
+        "every 400, 401, 403 and 404 of the run on a documented path (or the suite's made-up one under /v1 and /v1beta), vendor C included, that had a body had a JSON one, labelled JSON",
       requirements: ['gw-bodies-json'],
     },
     everyRequestDefectJson,
@@ -447,7 +460,7 @@ describe.sequential('every error the gateway produced itself', () => {
     {
       id: 'gw-every-own-error-code-fits',
       title:
-        'every error the gateway produced itself (a made-up path, its own key rules, a body it cannot route) had no code of the upstream-and-channel or the quota-and-pricing table',
+        'every error the gateway produced itself (a made-up path, its own key rules, a body it cannot route) had no code of the upstream-and-channel or the quota-and-pricing table, nor one whose meaning is not its cause',
       requirements: ['gw-error-code-values'],
     },
     everyOwnErrorCodeFits,
