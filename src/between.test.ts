@@ -190,14 +190,13 @@ describe("the run-wide rules across listings: what a filter holds, a version rep
     const o = { kind: 'window' as const, list: 'items', id: 'id', hasMore: 'page.hasMore', changed: new Set<string>() };
     const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
     const dated = (s: Seen) => ({ ...s, x: { ...s.x, responseHeaders: { date } } });
-    const u1 = seen('/api/v1/items?limit=100', { body: { items: [item('a'), item('b'), item('c')] } });
+    const u1 = dated(seen('/api/v1/items?limit=100', { body: { items: [item('a'), item('b'), item('c')] } }));
     const f = dated(seen('/api/v1/items?window=24h&limit=5', { body: { items: [item('a'), item('b')], page: { hasMore: false } } }));
-    const u2 = seen('/api/v1/items?limit=50', { body: { items: [item('a'), item('b'), item('c')] } });
+    const u2 = dated(seen('/api/v1/items?limit=50', { body: { items: [item('a'), item('b'), item('c')] } }));
     expect(filteredPagesComplete([u1, f, u2], o).bad).toHaveLength(1);
-    // A page of 7d (or without window) is held to the same, inside its span.
-    const week = dated(seen('/api/v1/items?window=7d&limit=5', { body: { items: [item('a'), item('b')], page: { hasMore: false } } }));
-    const u3 = seen('/api/v1/items', { body: { items: [item('a'), item('b'), item('c')] } });
-    expect(filteredPagesComplete([u2, week, u3], o).bad).toHaveLength(1);
+    // A copy older than the listing before it (a cache's, with the origin's Date): not judged.
+    const stale = { ...f, x: { ...f.x, responseHeaders: { date: new Date(Date.parse('2026-11-27T05:59:00Z')).toUTCString() } } };
+    expect(filteredPagesComplete([u1, stale, u2], o).judged).toBe(0);
     // A row the change feed listed may have left and come back in between: not judged.
     expect(filteredPagesComplete([u1, f, u2], { ...o, changed: new Set(['c']) })).toEqual({ judged: 2, bad: [] });
     // Beyond the page's reach (it says there is more, and the row is older than its last): not judged.
@@ -211,33 +210,38 @@ describe("the run-wide rules across listings: what a filter holds, a version rep
     const o = { kind: 'mode' as const, list: 'items', id: 'id', hasMore: 'page.hasMore', changed: new Set<string>() };
     const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
     const dated = (s: Seen) => ({ ...s, x: { ...s.x, responseHeaders: { date } } });
-    const u1 = seen('/api/v1/items', { body: { items: [item('a'), item('b'), item('c')] } });
+    const u1 = dated(seen('/api/v1/items', { body: { items: [item('a'), item('b'), item('c')] } }));
     const all = dated(seen('/api/v1/items?mode=all', { body: { items: [item('a'), item('c')], page: { hasMore: false } } }));
-    const u2 = seen('/api/v1/items?mode=selected&window=24h', { body: { items: [item('a'), item('b'), item('c')] } });
+    const u2 = dated(seen('/api/v1/items?mode=selected&window=24h', { body: { items: [item('a'), item('b'), item('c')] } }));
     expect(filteredPagesComplete([u1, all, u2], o).bad).toHaveLength(1);
     // A page of mode=selected is not judged against listings without mode (mode=all ones are the pages judged).
     const sel = dated(seen('/api/v1/items?mode=selected', { body: { items: [item('a')], page: { hasMore: false } } }));
     expect(filteredPagesComplete([u1, sel, u1], o).judged).toBe(0);
   });
-  it('versionsNeverReturn: a hot-topics answer showing a ranking an earlier answer had replaced, by its body or a 304', () => {
+  it('versionsNeverReturn: a hot-topics 200 showing a ranking an earlier answer had replaced', () => {
     const hot = '/api/v1/hot-topics';
     const tagged = (s: Seen, etag: string) => ({ ...s, etag });
     const a = tagged(seen(hot, { body: { items: ['x'] } }), 'W/"a"');
     const b = tagged(seen(hot, { body: { items: ['y'] } }), 'W/"b"');
     const a2 = tagged(seen(hot, { body: { items: ['x'] } }), 'W/"a"');
     expect(versionsNeverReturn([a, b, a2], hot).bad).toHaveLength(1);
+    // A 304 confirming the replaced ETag is feed-changed-resource-200's: not judged here.
     const back304 = tagged(seen(hot, { status: 304 }), '"a"');
-    expect(versionsNeverReturn([a, b, back304], hot).bad).toHaveLength(1);
+    expect(versionsNeverReturn([a, b, back304], hot).bad).toHaveLength(0);
     // Forward only: judged, nothing back.
     const [f1, f2, f3] = [['x'], ['x'], ['y']].map((items, i) => tagged(seen(hot, { body: { items } }), `"f${i === 2 ? 2 : 1}"`));
     expect(versionsNeverReturn([f1!, f2!, f3!], hot)).toEqual({ judged: 2, bad: [] });
     // From a cache (Age above 0): not judged.
     expect(versionsNeverReturn([a, b, { ...a2, cached: true }], hot).bad).toHaveLength(0);
   });
-  it("nextPagesAccepted: a nextPage sent back alone (or with its page's limit) refused with 400", () => {
+  it("nextPagesAccepted: a nextPage sent back with its page's limit refused with 400", () => {
     const first = seen('/api/v1/selected/snapshot?fields=minimal&limit=2', { body: { cursor: 'c', hasMore: true, nextPage: 'p2' } });
-    const refused = seen('/api/v1/selected/snapshot?page=p2', { status: 400 });
+    const refused = seen('/api/v1/selected/snapshot?page=p2&limit=2', { status: 400 });
     expect(nextPagesAccepted([first, refused]).bad).toHaveLength(1);
+    // Sent with another limit (a token bound to its query may refuse it), or from a page that said no more: not judged.
+    expect(nextPagesAccepted([first, seen('/api/v1/selected/snapshot?page=p2', { status: 400 })]).judged).toBe(0);
+    const last = seen('/api/v1/selected/snapshot?limit=2', { body: { cursor: 'c', hasMore: false, nextPage: 'p9' } });
+    expect(nextPagesAccepted([last, seen('/api/v1/selected/snapshot?page=p9&limit=2', { status: 400 })]).judged).toBe(0);
     // Another fields value beside it may be refused (the lock): not judged.
     const other = seen('/api/v1/selected/snapshot?fields=default&page=p2', { status: 400 });
     expect(nextPagesAccepted([first, other]).judged).toBe(0);

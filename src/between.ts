@@ -529,22 +529,14 @@ export function dailyHeadNeverOlder(seen: Seen[], p: { root: string; date: strin
 }
 
 /**
- * A resource's answers never go back to a version the run saw replaced (feed-hot-topics-refresh: it "reflects the
+ * A resource's answers never go back to a version the run saw replaced (feed-hot-topics-latest: it "reflects the
  * latest successfully published ranking"): once an answer showing version B arrived after one showing A had, no answer
- * sent after B's arrival shows A again. A 200 shows its content; a 304 the content of the 200 that carried its ETag.
- * Answers from a cache (Age above 0) are not judged, nor ones asked with a query.
+ * sent after B's arrival shows A again, by its 200's content (a 304 confirming a replaced ETag is
+ * feed-changed-resource-200's to judge). Answers from a cache (Age above 0) are not judged, nor ones asked with a query.
  */
 export function versionsNeverReturn(seen: Seen[], path: string): Judged {
-  const answers = seen.filter((s) => s.path === path && s.key === path && s.x.method === 'GET' && !s.cached && (s.status === 200 || s.status === 304));
-  const tag = (e: string) => e.replace(/^W\//, '');
-  const byTag = new Map<string, string>();
-  for (const s of answers) {
-    const c = s.status === 200 && s.etag ? contentOf(s) : undefined;
-    if (c !== undefined) byTag.set(tag(s.etag!), c);
-  }
-  const shown = answers
-    .map((s) => ({ s, c: s.status === 200 ? contentOf(s) : s.etag ? byTag.get(tag(s.etag)) : undefined }))
-    .filter((v): v is { s: Seen; c: string } => v.c !== undefined);
+  const answers = seen.filter((s) => s.path === path && s.key === path && s.x.method === 'GET' && !s.cached && s.status === 200);
+  const shown = answers.map((s) => ({ s, c: contentOf(s) })).filter((v): v is { s: Seen; c: string } => v.c !== undefined);
   const bad: string[] = [];
   let judged = 0;
   for (const v of shown) {
@@ -745,8 +737,8 @@ export function nextPageMoves(seen: Seen[], o: { path: string; param: string; ne
 }
 
 /**
- * Every snapshot nextPage the run sent back as `page` (alone, or with the limit of the page that gave it, as a walk
- * does) was accepted: not refused with a 400 (feed-snapshot-paging: `page` is the "opaque cursor taken from the
+ * Every snapshot nextPage of a page that said there was more, sent back by the run as `page` with the limit of the
+ * page that gave it (none when it had none), was accepted: not refused with a 400 (feed-snapshot-paging: `page` is the "opaque cursor taken from the
  * previous response's nextPage"). A request that also sends another fields value is not judged (the lock may refuse
  * it), nor one answered 429 or 5xx.
  */
@@ -761,18 +753,12 @@ export function nextPagesAccepted(seen: Seen[], pageParam = 'page'): Judged {
     const token = q.get(pageParam);
     const from = token === null ? undefined : given.get(token);
     const others = [...q.keys()].filter((k) => k !== pageParam);
-    if (
-      from &&
-      from.received <= s.sent &&
-      others.every((k) => k === 'limit') &&
-      (q.get('limit') === null || q.get('limit') === from.limit) &&
-      s.status < 500 &&
-      s.status !== 429
-    ) {
+    if (from && from.received <= s.sent && others.every((k) => k === 'limit') && q.get('limit') === from.limit && s.status < 500 && s.status !== 429) {
       judged++;
       if (s.status === 400) bad.push(`${at(s)} refused the nextPage a snapshot page of the run had given`);
     }
-    const next = s.status === 200 ? field(topOf(s), 'nextPage') : undefined;
+    // Only a page that says there is more hands out a token to follow ("Request pages while hasMore is true").
+    const next = s.status === 200 && field(topOf(s), 'hasMore') === true ? field(topOf(s), 'nextPage') : undefined;
     if (typeof next === 'string' && next !== '') given.set(next, { limit: q.get('limit'), received: s.received });
   }
   return { judged, bad };
@@ -1175,13 +1161,13 @@ function listingOf(s: Seen): { rest: string; window: string | null; mode: string
 type Listing = NonNullable<ReturnType<typeof listingOf>>;
 
 /**
- * An items first page holds every row that other listings, read just before and just after it, both show inside its
- * window by the page's own Date (the window rules' clock tolerance aside), within its reach: newer than its last row by
- * the listing's order (ties not judged), all when it says there is no more. Which pages and which listings:
- * - `window` (feed-items-window-selects): a page of window=24h or 7d, or without window (then only the last 24 hours:
- *   the default's span is feed-items-defaults' to judge), against listings of its query in any window;
+ * An items first page holds every row that other listings, read just before and just after it, both show inside the
+ * last 24 hours by the page's own Date (the window rules' clock tolerance aside), within its reach: newer than its last
+ * row by the listing's order (ties not judged), all when it says there is no more. Which pages and which listings:
+ * - `window` (feed-items-window-selects): a page of window=24h against listings of its query in any window;
  * - `mode` (feed-items-mode-selects): a page of mode=all against listings of its query with mode=selected or without
  *   mode (all holds the selected rows whichever the default is), in any window.
+ * The three answers' Dates must not go back (a cache's older copy, which keeps the origin's Date, is not judged).
  * A row whose time differs between the two reads proves nothing, nor does one the run's change feed lists in `changed`
  * (it may have left and come back in between). Only the run's first answer to a page's URL is judged (a later one may
  * be a cache's that keeps no Age). Pages longer than the recorder keeps are read from the row index; a row without an
@@ -1192,7 +1178,7 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
     .filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && !s.cached && listRows(s, o.list) !== undefined)
     .map((s) => ({ s, l: listingOf(s) }))
     .filter((p): p is { s: Seen; l: Listing } => p.l !== undefined);
-  const judgedPage = (l: Listing) => (o.kind === 'mode' ? l.mode === 'all' : l.window === null || l.window === '24h' || l.window === '7d');
+  const judgedPage = (l: Listing) => (o.kind === 'mode' ? l.mode === 'all' : l.window === '24h');
   const compared = (f: Listing, u: Listing) => f.rest === u.rest && (o.kind === 'mode' ? u.mode === null || u.mode === 'selected' : u.mode === f.mode);
   const bad: string[] = [];
   let judged = 0;
@@ -1213,6 +1199,10 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
     const before = us.filter((u) => u.s.received <= f.s.sent).at(-1);
     const after = us.find((u) => u.s.sent >= f.s.received);
     if (!before || !after) continue;
+    // A copy older than the listing read before it (a cache that keeps the origin's Date and sends no Age) is not judged,
+    // nor one compared with a listing older than itself.
+    const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
+    if (!(dateOf(before.s) <= date) || !(date <= dateOf(after.s))) continue;
     const hasMore = field(topOf(f.s), o.hasMore);
     if (typeof hasMore !== 'boolean' || fRows.some((r) => idOf(r) === undefined)) continue;
     // Its order's time. Without by the order is the deployment's default: a row is placed by the earlier of its two
@@ -1226,8 +1216,8 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
     const last = fRows.at(-1) && times(fRows.at(-1)!);
     const lastTime = last ? Math.max(...last) : undefined;
     if (hasMore && lastTime === undefined) continue;
-    const span = f.l.window === '7d' ? WINDOWS['7d']! : WINDOWS['24h']!;
-    const inside = (t: number) => t >= date - span + CLOCK_TOLERANCE_MS;
+    // Inside the last 24 hours: the whole of a 24h page's window, and inside every window a mode=all page may have.
+    const inside = (t: number) => t >= date - WINDOWS['24h']! + CLOCK_TOLERANCE_MS;
     const afterRows = new Map(listRows(after.s, o.list)!.map((r) => [idOf(r), r]));
     const missing: string[] = [];
     for (const r of listRows(before.s, o.list)!) {
@@ -1240,10 +1230,9 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
       judged++;
       if (!ids.has(id)) missing.push(id);
     }
-    const within = f.l.window === '7d' ? 'the last 7 days' : 'the last 24 hours';
     if (missing.length)
       bad.push(
-        `${at(f.s)} lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which ${at(before.s)} and ${at(after.s)} both list well inside ${within}, within its reach`,
+        `${at(f.s)} lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which ${at(before.s)} and ${at(after.s)} both list well inside the last 24 hours, within its reach`,
       );
   }
   return { judged, bad };

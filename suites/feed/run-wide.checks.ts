@@ -81,7 +81,8 @@ const mediaType = (x: Exchange) => (x.responseHeaders?.['content-type'] ?? '').s
 /** A charset parameter naming another than UTF-8, which JSON exchanged between systems is (RFC 8259 8.1). */
 const notUtf8 = (x: Exchange) => {
   const c = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(x.responseHeaders?.['content-type'] ?? '')?.[1]?.toLowerCase();
-  return c !== undefined && c !== 'utf-8' && c !== 'utf8';
+  // US-ASCII is UTF-8's subset: JSON in it is UTF-8 too.
+  return c !== undefined && !['utf-8', 'utf8', 'us-ascii', 'ascii'].includes(c);
 };
 
 /** The content digest of an answer's JSON body (as the record takes it), undefined when it is not JSON. */
@@ -1046,7 +1047,7 @@ describe.sequential('every items page the run saw holds what the listings around
     {
       id: 'feed-run-items-window-pages-complete',
       title:
-        'every items page of the run of window=24h, 7d or the default held each row well inside its window (the default: the last 24 hours) that listings of its query showed just before and just after it, within its reach',
+        'every window=24h items page of the run held each row well inside the last 24 hours that listings of its query showed just before and just after it, within its reach',
       requirements: ['feed-items-window-selects'],
     },
     async (t) => {
@@ -1054,7 +1055,12 @@ describe.sequential('every items page the run saw holds what the listings around
       const seen = runSeen();
       const changed = changedIds(seen, { list: profile().changes.list!, itemId: profile().changes.itemId!, removedId: profile().changes.removedId! });
       const r = filteredPagesComplete(seen, { kind: 'window', list: p.list!, id: p.id!, hasMore: p.hasMore!, changed });
-      judge(t, r, 'no items page of the run had listings of its query to compare with just before and after it', 'items pages lacked rows of their window');
+      judge(
+        t,
+        r,
+        'no window=24h page of the run had listings of its query to compare with just before and after it',
+        'window=24h pages lacked rows of the last 24 hours',
+      );
     },
   );
 
@@ -1415,7 +1421,7 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
   check(
     {
       id: 'feed-run-snapshot-next-pages-accepted',
-      title: "every snapshot nextPage the run sent back as page (alone, or with its page's limit) was accepted, not refused with 400",
+      title: "every snapshot nextPage of a page saying there was more, sent back by the run as page with its page's limit, was accepted, not refused with 400",
       requirements: ['feed-snapshot-paging'],
     },
     async (t) => {
