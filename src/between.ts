@@ -738,9 +738,9 @@ export function nextPageMoves(seen: Seen[], o: { path: string; param: string; ne
 
 /**
  * Every snapshot nextPage of a page that said there was more, sent back by the run as `page` with the limit of the
- * page that gave it (none when it had none), was accepted: not refused with a 400 (feed-snapshot-paging: `page` is the "opaque cursor taken from the
- * previous response's nextPage"). A request that also sends another fields value is not judged (the lock may refuse
- * it), nor one answered 429 or 5xx.
+ * page that gave it (none when it had none), was accepted: not refused with a 400 (feed-snapshot-paging: `page` is the
+ * "opaque cursor taken from the previous response's nextPage"). A request that also sends another fields value is not
+ * judged (the lock may refuse it), nor one answered 429 or 5xx.
  */
 export function nextPagesAccepted(seen: Seen[], pageParam = 'page'): Judged {
   const path = '/api/v1/selected/snapshot';
@@ -1186,12 +1186,13 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
     const id = field(r, o.id);
     return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
   };
+  const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
   const asked = new Set<string>();
   for (const f of pages) {
     // Only the first answer to its URL in the run: a later one may come from a cache that keeps no Age.
     const again = asked.has(f.s.key);
     asked.add(f.s.key);
-    const date = Date.parse(f.s.x.responseHeaders?.['date'] ?? '');
+    const date = dateOf(f.s);
     if (again || !judgedPage(f.l) || Number.isNaN(date)) continue;
     const fRows = listRows(f.s, o.list)!;
     const ids = new Set(fRows.map(idOf));
@@ -1201,7 +1202,6 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
     if (!before || !after) continue;
     // A copy older than the listing read before it (a cache that keeps the origin's Date and sends no Age) is not judged,
     // nor one compared with a listing older than itself.
-    const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
     if (!(dateOf(before.s) <= date) || !(date <= dateOf(after.s))) continue;
     const hasMore = field(topOf(f.s), o.hasMore);
     if (typeof hasMore !== 'boolean' || fRows.some((r) => idOf(r) === undefined)) continue;

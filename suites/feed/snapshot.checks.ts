@@ -467,7 +467,8 @@ async function fieldsLocked(t: CheckTools, locked: 'minimal' | 'default'): Promi
   t.cite(first, between, cont);
   if (cont.status === 400) {
     // Rejecting the conflicting value is a way to keep the lock (the problem format is other checks' business). The
-    // page token itself, sent with its page's limit as a client does, is then asked once (feed-run-snapshot-next-pages-accepted judges it).
+    // page token itself, sent with its page's limit as a client does, is then asked once
+    // (feed-run-snapshot-next-pages-accepted judges it).
     t.observe('another fields value on a continuation page', 'rejected (400)');
     t.cite(await feedGet(SNAPSHOT, { query: { page: body.nextPage as string, limit: 2 } }));
     return;

@@ -289,14 +289,12 @@ async function everyUnknownModelRefused(t: CheckTools): Promise<void> {
  * proxy in front of the gateway (the IP-level limit, an outage) answers them in its own form.
  */
 async function everyRequestDefectJson(t: CheckTools): Promise<void> {
-  // A documented path (a made-up one may be answered by a proxy in front, in its own form).
-  const seen = gatewayExchanges().filter((x) => {
-    const p = pathOf(x).split('?')[0]!;
-    return [400, 401, 403, 404].includes(x.status!) && !x.truncated && x.method !== 'HEAD' && DOCUMENTED_PATH.test(p);
-  });
+  const seen = gatewayExchanges().filter(
+    (x) => [400, 401, 403, 404].includes(x.status!) && !x.truncated && x.method !== 'HEAD' && DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!),
+  );
   if (seen.length === 0) return t.notApplicable('the run saw no 400, 401, 403 or 404 on a documented path');
   // An empty body is no body to be JSON (a HEAD's, a 401 some stacks send bare): not judged. A JSON body must say so:
-  // a media type of JSON (application/json, or one ending +json), as a client reads it.
+  // a JSON media type (JSON_MEDIA_TYPE), as a client reads it.
   const bad = seen.filter((x) => {
     if (!(x.responseBody ?? '').trim()) return false;
     try {
