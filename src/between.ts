@@ -254,6 +254,37 @@ export function noStaleNotModified(seen: Seen[]): Judged {
   return { judged, bad };
 }
 
+/**
+ * No HEAD 200 carries an ETag its URL's GETs had already replaced (feed-changed-resource-200: a changed resource
+ * answers 200 with a new ETag; HEAD is GET without the body, RFC 9110 9.3.2): after a GET 200 of the URL carried
+ * another ETag, sent after every GET answer that carried the HEAD's, the HEAD carries the newer one. A URL whose GET
+ * 200s come back to an ETag they had left, or whose next GET 200 carries the HEAD's ETag again, is not judged.
+ */
+export function noStaleHead(seen: Seen[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  const byUrl = new Map<string, Seen[]>();
+  for (const s of seen) if ((s.status === 200 || s.status === 304) && s.etag && !s.cached) byUrl.set(s.key, [...(byUrl.get(s.key) ?? []), s]);
+  for (const list of byUrl.values()) {
+    const gets = list.filter((s) => s.x.method === 'GET');
+    const oks = gets.filter((s) => s.status === 200);
+    if (comesBack(oks.map((s) => s.etag!))) continue;
+    for (const h of list.filter((s) => s.x.method === 'HEAD' && s.status === 200)) {
+      const newer = oks.filter((s) => s.received < h.sent).pop();
+      if (!newer || weakMatch(newer.etag!, h.etag!)) continue;
+      judged++;
+      // The HEAD's ETag was one the GETs had carried, and none carried it after the newer one was asked for.
+      const left = gets.some((s) => weakMatch(s.etag!, h.etag!) && s.received <= newer.sent);
+      const lastWith = gets.filter((s) => weakMatch(s.etag!, h.etag!)).pop();
+      if (!left || (lastWith && lastWith.received > newer.sent)) continue;
+      const next = oks.find((s) => s.sent >= h.received);
+      if (next && weakMatch(next.etag!, h.etag!)) continue;
+      bad.push(`${at(h)} carried ETag ${h.etag} after ${at(newer)} had already carried ${newer.etag}`);
+    }
+  }
+  return { judged, bad };
+}
+
 /** Whether a sequence of ETags returns to one it had left (A, B, A). */
 function comesBack(etags: string[]): boolean {
   const left: string[] = [];

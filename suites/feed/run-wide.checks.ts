@@ -43,6 +43,7 @@ import {
   longestUnchanged,
   movedUrls,
   noStaleNotModified,
+  noStaleHead,
   sameDirectives,
   sameContentSameEtag,
   sameEtagSameContent,
@@ -919,6 +920,23 @@ describe.sequential('between two exchanges of the run: validators', () => {
     async (t) => {
       t.cite(...(await lateLook()).res);
       judge(t, noStaleNotModified(runSeen()), 'no 304 of the run followed a 200 of its URL', '304s answered an ETag their URL had already replaced');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-head-etag-current',
+      title: 'no HEAD 200 carries an ETag its URL no longer carries: after a GET 200 with another ETag, a HEAD carries that newer one',
+      requirements: ['feed-changed-resource-200'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        noStaleHead(runSeen()),
+        'no HEAD 200 of the run followed a GET 200 of its URL with another ETag',
+        'HEAD 200s carried an ETag their URL had already replaced',
+      );
     },
   );
 });
