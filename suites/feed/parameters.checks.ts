@@ -255,9 +255,10 @@ for (const o of OPERATIONS) {
             { runs: o.runs, examples: boundaries(s, 'valid') as number[] },
           );
         });
-        // The largest value next to each other enumerated value: a maximum configured per mode or per view (one request each).
+        // Both bounds next to each other enumerated value: a bound configured per mode or per view, or a limit one mode
+        // does not apply (the smallest shows it: a page of more rows), one request each.
         const enumContexts = defaultContexts(o.operationId, params, p.name).filter((c) => params.some((q) => q.name === c.name && q.schema.enum));
-        boundsCheck(`${id}-bounds-next-to-other-values`, path, p.name, req, [s.maximum!], enumContexts, o.list());
+        boundsCheck(`${id}-bounds-next-to-other-values`, path, p.name, req, [s.minimum!, s.maximum!], enumContexts, o.list());
         check(
           { id: `${id}-out-of-range`, title: `${p.name} outside ${s.minimum}..${s.maximum}, or not an integer, is rejected with 400`, requirements: [req] },
           async () => {

@@ -1303,6 +1303,16 @@ const SCHEMA_RULES: SchemaRule[] = [
     none: 'the run saw no item in a 200 read whole',
   },
   {
+    id: 'feed-run-item-summary-present',
+    title: 'every item of every items 200 of the run (first, continuation and search pages) carries summary: only minimal snapshot pages leave it out',
+    requirement: 'feed-item-summary-string',
+    of: (p) => p === '/api/v1/items',
+    select: (body, path) => itemValues(path, body),
+    // Present, as a string (or the null real deployments send for an item without one): the rule above judges its type.
+    schema: async () => ({ type: 'object', required: ['summary'] }),
+    none: 'the run saw no items page read whole',
+  },
+  {
     id: 'feed-run-hot-topic-ranks-typed',
     title: "every hot-topics 200 of the run gives each entry's rank as a one-based integer",
     requirement: 'feed-hot-topics-rank',
