@@ -1269,6 +1269,109 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
   return { judged, bad };
 }
 
+/**
+ * A later complete walk of an items query keeps the rows an earlier one had, while they stay in its window
+ * (feed-items-window-selects: "covers the last 7 days"): two walks of one query (every parameter but cursor and limit
+ * the same; searches not judged), each followed from its first page through the cursors it handed out until a page
+ * said there is no more, the second begun after the first ended. A row of the first walk the second lacks is a
+ * finding when its time, under each order it may be sorted by, lies inside the window by the second walk's last Date
+ * with CLOCK_TOLERANCE_MS to spare, the run's change feed never listed it (an edit or a removal may move it out), and
+ * a snapshot or items page received after the second walk ended lists it (it was still there). Pages longer than the
+ * recorder keeps are read from the row index; a walk with a page from a cache (Age) is not judged.
+ */
+export function walksKeepRows(
+  seen: Seen[],
+  o: { list: string; id: string; next: string; hasMore: string; snapshotList: string; changed: Set<string> },
+): Judged {
+  interface Walk {
+    query: string;
+    window: string;
+    mode: string | null;
+    by: string | undefined;
+    first: Seen;
+    last?: Seen;
+    rows: Map<string, Record<string, unknown>>;
+    cached: boolean;
+  }
+  const idOf = (r: unknown) => {
+    const id = field(r, o.id);
+    return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+  };
+  const walks: Walk[] = [];
+  const byCursor = new Map<string, { walk: Walk; from: Seen }>();
+  const pages = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && listRows(s, o.list) !== undefined);
+  for (const s of pages) {
+    const q = new URL(s.x.url).searchParams;
+    if (q.has('q') || [...new Set(q.keys())].some((k) => q.getAll(k).length > 1)) continue;
+    const cursor = q.get('cursor');
+    let walk: Walk | undefined;
+    if (cursor === null) {
+      const rest = [...q.entries()].filter(([k]) => k !== 'limit').sort();
+      walk = {
+        query: rest.map(([k, v]) => `${k}=${v}`).join('&'),
+        window: q.get('window') ?? '7d',
+        mode: q.get('mode'),
+        by: q.get('by') ?? undefined,
+        first: s,
+        rows: new Map(),
+        cached: false,
+      };
+      walks.push(walk);
+    } else {
+      const from = byCursor.get(cursor);
+      // Followed once, after the page that gave it: a cursor asked again (a retry, a reuse) is another walk's.
+      if (!from || from.walk.last || s.sent < from.from.received) continue;
+      walk = from.walk;
+      byCursor.delete(cursor);
+    }
+    walk.cached ||= s.cached;
+    for (const r of listRows(s, o.list)!) {
+      const id = idOf(r);
+      if (id !== undefined) walk.rows.set(id, r);
+    }
+    const top = topOf(s);
+    const next = field(top, o.next);
+    if (field(top, o.hasMore) === false) walk.last = s;
+    else if (typeof next === 'string' && next) byCursor.set(next, { walk, from: s });
+  }
+  const done = walks.filter((w) => w.last && !w.cached && WINDOWS[w.window] !== undefined);
+  const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
+  const bad: string[] = [];
+  let judged = 0;
+  for (const w2 of done) {
+    const w1 = done.filter((w) => w !== w2 && w.query === w2.query && w.last!.received <= w2.first.sent).at(-1);
+    const date = dateOf(w2.last!);
+    if (!w1 || Number.isNaN(date)) continue;
+    judged++;
+    const edge = date - WINDOWS[w2.window]! + CLOCK_TOLERANCE_MS;
+    const byOrder = (r: Record<string, unknown>) =>
+      (w2.by === 'timeline' || w2.by === 'published' ? [effectiveTime(r, w2.by)] : [effectiveTime(r, 'timeline'), effectiveTime(r, 'published')]).every(
+        (t) => t !== undefined && t >= edge,
+      );
+    // Still there after the second walk: a page received after it ended lists the row, in a listing that holds no more
+    // than the walk's mode does (a snapshot page: the selected set; an items page of the same mode).
+    const later = new Set<string>();
+    const rowsAfter = (s: Seen) =>
+      s.path === '/api/v1/selected/snapshot'
+        ? listRows(s, o.snapshotList)
+        : s.path === '/api/v1/items' && new URL(s.x.url).searchParams.get('mode') === w2.mode
+          ? listRows(s, o.list)
+          : undefined;
+    for (const s of seen)
+      if (s.x.method === 'GET' && s.status === 200 && s.sent >= w2.last!.received && !s.cached)
+        for (const r of rowsAfter(s) ?? []) {
+          const id = idOf(r);
+          if (id !== undefined) later.add(id);
+        }
+    const missing = [...w1.rows].filter(([id, r]) => !w2.rows.has(id) && !o.changed.has(id) && later.has(id) && byOrder(r)).map(([id]) => id);
+    if (missing.length)
+      bad.push(
+        `the walk of items?${w2.query} begun ${at(w2.first)} (complete at ${at(w2.last!)}) lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which the walk of the same query begun ${at(w1.first)} listed, inside the window, and which pages received after it list still`,
+      );
+  }
+  return { judged, bad };
+}
+
 /** Every item id the run's change feed listed (upserted or removed), from its pages read whole or from the row index. */
 export function changedIds(seen: Seen[], p: { list: string; itemId: string; removedId: string; removedOnly?: boolean }): Set<string> {
   const out = new Set<string>();

@@ -69,6 +69,7 @@ import {
   filteredRowsHold,
   pagesWithinLimit,
   filteredPagesComplete,
+  walksKeepRows,
   versionsNeverReturn,
   nextPagesAccepted,
   changedIds,
@@ -1079,6 +1080,23 @@ describe.sequential('every items page the run saw holds what the listings around
         'no window=24h page of the run had listings of its query to compare with just before and after it',
         'window=24h pages lacked rows of the last 24 hours',
       );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-items-walks-keep-rows',
+      title:
+        'every complete walk of an items query in the run held each row an earlier complete walk of that query had, still inside its window and listed after it',
+      requirements: ['feed-items-window-selects'],
+    },
+    async (t) => {
+      const p = profile().items;
+      const seen = runSeen();
+      const c = profile().changes;
+      const changed = changedIds(seen, { list: c.list!, itemId: c.itemId!, removedId: c.removedId! });
+      const r = walksKeepRows(seen, { list: p.list!, id: p.id!, next: p.nextCursor!, hasMore: p.hasMore!, snapshotList: profile().snapshot.list!, changed });
+      judge(t, r, 'the run walked no items query to its end twice', 'later walks lacked rows an earlier walk of their query had');
     },
   );
 
