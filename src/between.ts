@@ -256,30 +256,31 @@ export function noStaleNotModified(seen: Seen[]): Judged {
 
 /**
  * No HEAD 200 carries an ETag its URL's GETs had already replaced (feed-changed-resource-200: a changed resource
- * answers 200 with a new ETag; HEAD is GET without the body, RFC 9110 9.3.2): after a GET 200 of the URL carried
- * another ETag, sent after every GET answer that carried the HEAD's, the HEAD carries the newer one. A URL whose GET
- * 200s come back to an ETag they had left, or whose next GET 200 carries the HEAD's ETag again, is not judged.
+ * answers 200 with a new ETag; HEAD is GET without the body, whose header fields RFC 9110 9.3.2 says should be the
+ * same): the HEAD is judged between two GET 200s of its URL, the one received last before it was sent and the first
+ * sent after it came back, neither carrying its ETag, when its ETag is one the GETs had carried before and left. Not
+ * judged: a URL whose GET 200s come back to an ETag they had left, a HEAD whose Date is older than the GET's before it
+ * (a cache's copy), answers with Age.
  */
 export function noStaleHead(seen: Seen[]): Judged {
   const bad: string[] = [];
   let judged = 0;
   const byUrl = new Map<string, Seen[]>();
   for (const s of seen) if ((s.status === 200 || s.status === 304) && s.etag && !s.cached) byUrl.set(s.key, [...(byUrl.get(s.key) ?? []), s]);
+  const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
   for (const list of byUrl.values()) {
-    const gets = list.filter((s) => s.x.method === 'GET');
-    const oks = gets.filter((s) => s.status === 200);
+    const oks = list.filter((s) => s.x.method === 'GET' && s.status === 200);
     if (comesBack(oks.map((s) => s.etag!))) continue;
     for (const h of list.filter((s) => s.x.method === 'HEAD' && s.status === 200)) {
-      const newer = oks.filter((s) => s.received < h.sent).pop();
-      if (!newer || weakMatch(newer.etag!, h.etag!)) continue;
+      const before = oks.filter((s) => s.received < h.sent).pop();
+      const after = oks.find((s) => s.sent > h.received);
+      if (!before || !after || weakMatch(before.etag!, h.etag!) || weakMatch(after.etag!, h.etag!)) continue;
+      if (!(dateOf(h) >= dateOf(before))) continue;
       judged++;
-      // The HEAD's ETag was one the GETs had carried, and none carried it after the newer one was asked for.
-      const left = gets.some((s) => weakMatch(s.etag!, h.etag!) && s.received <= newer.sent);
-      const lastWith = gets.filter((s) => weakMatch(s.etag!, h.etag!)).pop();
-      if (!left || (lastWith && lastWith.received > newer.sent)) continue;
-      const next = oks.find((s) => s.sent >= h.received);
-      if (next && weakMatch(next.etag!, h.etag!)) continue;
-      bad.push(`${at(h)} carried ETag ${h.etag} after ${at(newer)} had already carried ${newer.etag}`);
+      // Left: a GET carried it before the one before the HEAD was asked for, and none since.
+      const lastWith = oks.filter((s) => weakMatch(s.etag!, h.etag!)).pop();
+      if (lastWith && lastWith.received <= before.sent)
+        bad.push(`${at(h)} carried ETag ${h.etag}, which its URL had left: ${at(before)} carried ${before.etag}, and ${at(after)} ${after.etag}`);
     }
   }
   return { judged, bad };
@@ -1269,52 +1270,48 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
   return { judged, bad };
 }
 
+/** An items walk of a 7-day query: its first page, the page that said no more, and every row it listed, by id. */
+interface ItemWalk {
+  query: string;
+  category: string | null;
+  mode: string | null;
+  by: string | undefined;
+  first: Seen;
+  last?: Seen;
+  rows: Map<string, Record<string, unknown>>;
+  cached: boolean;
+  anonymous: boolean;
+}
+
 /**
- * A later complete walk of an items query keeps the rows an earlier one had, while they stay in its window
- * (feed-items-window-selects: "covers the last 7 days"): two walks of one query (every parameter but cursor and limit
- * the same; searches not judged), each followed from its first page through the cursors it handed out until a page
- * said there is no more, the second begun after the first ended. A row of the first walk the second lacks is a
- * finding when its time, under each order it may be sorted by, lies inside the window by the second walk's last Date
- * with CLOCK_TOLERANCE_MS to spare, the run's change feed never listed it (an edit or a removal may move it out), and
- * a snapshot or items page received after the second walk ended lists it (it was still there). Pages longer than the
- * recorder keeps are read from the row index; a walk with a page from a cache (Age) is not judged.
+ * The run's walks of 7-day items queries (searches left out): each first page, then the page its cursor led to (once,
+ * after the page that gave it), until a page said there is no more.
  */
-export function walksKeepRows(
-  seen: Seen[],
-  o: { list: string; id: string; next: string; hasMore: string; snapshotList: string; changed: Set<string> },
-): Judged {
-  interface Walk {
-    query: string;
-    window: string;
-    mode: string | null;
-    by: string | undefined;
-    first: Seen;
-    last?: Seen;
-    rows: Map<string, Record<string, unknown>>;
-    cached: boolean;
-  }
-  const idOf = (r: unknown) => {
-    const id = field(r, o.id);
-    return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
-  };
-  const walks: Walk[] = [];
-  const byCursor = new Map<string, { walk: Walk; from: Seen }>();
+function itemWalks(seen: Seen[], o: { list: string; next: string; hasMore: string }, idOf: (r: unknown) => string | undefined): ItemWalk[] {
+  const walks: ItemWalk[] = [];
+  const byCursor = new Map<string, { walk: ItemWalk; from: Seen }>();
   const pages = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && listRows(s, o.list) !== undefined);
   for (const s of pages) {
     const q = new URL(s.x.url).searchParams;
     if (q.has('q') || [...new Set(q.keys())].some((k) => q.getAll(k).length > 1)) continue;
     const cursor = q.get('cursor');
-    let walk: Walk | undefined;
+    let walk: ItemWalk | undefined;
     if (cursor === null) {
-      const rest = [...q.entries()].filter(([k]) => k !== 'limit').sort();
+      if ((q.get('window') ?? '7d') !== '7d') continue;
+      const query = [...q.entries()]
+        .filter(([k]) => k !== 'limit')
+        .sort()
+        .map(([k, v]) => `${k}=${v}`)
+        .join('&');
       walk = {
-        query: rest.map(([k, v]) => `${k}=${v}`).join('&'),
-        window: q.get('window') ?? '7d',
+        query,
+        category: q.get('category'),
         mode: q.get('mode'),
         by: q.get('by') ?? undefined,
         first: s,
         rows: new Map(),
         cached: false,
+        anonymous: false,
       };
       walks.push(walk);
     } else {
@@ -1328,45 +1325,76 @@ export function walksKeepRows(
     for (const r of listRows(s, o.list)!) {
       const id = idOf(r);
       if (id !== undefined) walk.rows.set(id, r);
+      else walk.anonymous = true;
     }
     const top = topOf(s);
     const next = field(top, o.next);
     if (field(top, o.hasMore) === false) walk.last = s;
     else if (typeof next === 'string' && next) byCursor.set(next, { walk, from: s });
   }
-  const done = walks.filter((w) => w.last && !w.cached && WINDOWS[w.window] !== undefined);
+  return walks;
+}
+
+/**
+ * A later complete walk of a 7-day items query keeps the rows an earlier one had, while they stay in the window
+ * (feed-items-window-7d: "covers the last 7 days"): two walks of one query (every parameter but cursor and limit the
+ * same; searches and 24h walks not judged), each followed from its first page through the cursors it handed out until
+ * a page said there is no more, the second begun after the first ended. A row of the first walk the second lacks is a
+ * finding when its time, under each order it may be sorted by, lies inside the window by the second walk's last Date
+ * with CLOCK_TOLERANCE_MS to spare, the run's change feed never listed it, and a page received after the second walk
+ * ended lists it with the same times and, when the query names a category, that category (a snapshot page; an items
+ * page of the walk's mode): it was still there, unmoved, so no edit of its category or its times took it out in
+ * between. Pages longer than the recorder keeps are read from the row index; a walk with a page from a cache (Age), or
+ * a row without an id, is not judged.
+ */
+export function walksKeepRows(
+  seen: Seen[],
+  o: { list: string; id: string; next: string; hasMore: string; snapshotList: string; category?: string; changed: Set<string> },
+): Judged {
+  const idOf = (r: unknown) => {
+    const id = field(r, o.id);
+    return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+  };
+  const walks = itemWalks(seen, o, idOf);
+  const done = walks.filter((w) => w.last && !w.cached);
   const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
+  const times = (r: Record<string, unknown>) => `${effectiveTime(r, 'timeline')} ${effectiveTime(r, 'published')}`;
   const bad: string[] = [];
   let judged = 0;
   for (const w2 of done) {
     const w1 = done.filter((w) => w !== w2 && w.query === w2.query && w.last!.received <= w2.first.sent).at(-1);
     const date = dateOf(w2.last!);
-    if (!w1 || Number.isNaN(date)) continue;
+    // A row without an id (a page read from the row index, whose long strings are cut) cannot be looked for.
+    if (!w1 || Number.isNaN(date) || w2.anonymous) continue;
     judged++;
-    const edge = date - WINDOWS[w2.window]! + CLOCK_TOLERANCE_MS;
-    const byOrder = (r: Record<string, unknown>) =>
+    const edge = date - WINDOWS['7d']! + CLOCK_TOLERANCE_MS;
+    const inside = (r: Record<string, unknown>) =>
       (w2.by === 'timeline' || w2.by === 'published' ? [effectiveTime(r, w2.by)] : [effectiveTime(r, 'timeline'), effectiveTime(r, 'published')]).every(
         (t) => t !== undefined && t >= edge,
       );
-    // Still there after the second walk: a page received after it ended lists the row, in a listing that holds no more
-    // than the walk's mode does (a snapshot page: the selected set; an items page of the same mode).
-    const later = new Set<string>();
+    // Still there after the second walk, unmoved: a page received after it ended lists the row with the times the first
+    // walk had and the query's category, if it names one (a snapshot page, the selected set; an items page of the
+    // walk's mode).
+    const ofCategory = (rows: Record<string, unknown>[] | undefined) =>
+      w2.category === null ? rows : o.category === undefined ? undefined : rows?.filter((r) => field(r, o.category!) === w2.category);
     const rowsAfter = (s: Seen) =>
       s.path === '/api/v1/selected/snapshot'
-        ? listRows(s, o.snapshotList)
+        ? ofCategory(listRows(s, o.snapshotList))
         : s.path === '/api/v1/items' && new URL(s.x.url).searchParams.get('mode') === w2.mode
-          ? listRows(s, o.list)
+          ? ofCategory(listRows(s, o.list))
           : undefined;
+    const later = new Set<string>();
     for (const s of seen)
       if (s.x.method === 'GET' && s.status === 200 && s.sent >= w2.last!.received && !s.cached)
         for (const r of rowsAfter(s) ?? []) {
           const id = idOf(r);
-          if (id !== undefined) later.add(id);
+          const first = id === undefined ? undefined : w1.rows.get(id);
+          if (first && times(first) === times(r)) later.add(id!);
         }
-    const missing = [...w1.rows].filter(([id, r]) => !w2.rows.has(id) && !o.changed.has(id) && later.has(id) && byOrder(r)).map(([id]) => id);
+    const missing = [...w1.rows].filter(([id, r]) => !w2.rows.has(id) && !o.changed.has(id) && later.has(id) && inside(r)).map(([id]) => id);
     if (missing.length)
       bad.push(
-        `the walk of items?${w2.query} begun ${at(w2.first)} (complete at ${at(w2.last!)}) lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which the walk of the same query begun ${at(w1.first)} listed, inside the window, and which pages received after it list still`,
+        `the walk of items?${w2.query} begun ${at(w2.first)} (complete at ${at(w2.last!)}) lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}, which the walk of the same query begun ${at(w1.first)} listed inside the 7 days, and which pages received after it list still, unmoved`,
       );
   }
   return { judged, bad };

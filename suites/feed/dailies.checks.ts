@@ -20,6 +20,7 @@ import { property } from '../../src/generate.js';
 import { parseCacheControl, staleForADay, weakMatch } from '../../src/caching.js';
 import { field, loadOpenApi, parameter } from '../../src/spec.js';
 import { canonical } from '../../src/canonical.js';
+import type { HttpResponse } from '../../src/http.js';
 
 const archive = () =>
   once('dailies-archive', async () => {
@@ -77,11 +78,36 @@ function firstDifference(a: unknown, b: unknown): string {
   return k === undefined ? 'their shapes' : `${k}: ${JSON.stringify(o(a)[k])?.slice(0, 120)} (latest) vs ${JSON.stringify(o(b)[k])?.slice(0, 120)} (by date)`;
 }
 
+/**
+ * The archive at the largest limit the description allows, asked once, when that is more than the default page listed
+ * (`listed` dates): undefined otherwise.
+ */
+async function largestArchive(listed: number): Promise<{ max: number; res: HttpResponse } | undefined> {
+  const max = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { maximum?: number } | undefined)?.maximum;
+  if (typeof max !== 'number' || max <= listed) return undefined;
+  return { max, res: await once('archive:largest', () => feedGet('/api/v1/dailies', { query: { limit: max } })) };
+}
+
+/**
+ * `asked` and the oldest YYYY-MM-DD date the archive lists at all (its page at the largest limit, when larger than
+ * `listed` and answered 200): where retention ends.
+ */
+async function withOldestListed(t: CheckTools, listed: number, asked: string[]): Promise<string[]> {
+  const large = await largestArchive(listed);
+  if (large?.res.status !== 200) return asked;
+  t.cite(large.res);
+  const dates = listOf(inputJson(large.res, `GET ${large.res.url}`), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
+  const oldest = calendarDates(dates).at(-1);
+  if (oldest === undefined || asked.includes(oldest)) return asked;
+  t.observe('the oldest date listed at the largest limit', oldest);
+  return [...asked, oldest];
+}
+
 /** The archive at the largest limit the description allows (a bigger page may take another query path): newest first there too. */
 async function orderAtLargestLimit(t: CheckTools, listed: number): Promise<void> {
-  const max = (parameter(await loadOpenApi('feed'), 'listDailies', 'limit').schema as { maximum?: number } | undefined)?.maximum;
-  if (typeof max !== 'number' || max <= listed) return;
-  const large = await feedGet('/api/v1/dailies', { query: { limit: max } });
+  const l = await largestArchive(listed);
+  if (!l) return;
+  const { max, res: large } = l;
   t.cite(large);
   if (large.status !== 200) return t.observe(`limit=${max}`, `answered ${large.status} (feed-dailies-limit-range judges that)`);
   const all = listOf(inputJson(large, `GET ${large.url}`), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
@@ -128,8 +154,9 @@ checkGroup('the daily-report archive', () => {
       // The dates at both ends of the default archive page (the newest, where publication happens, and the
       // oldest, where retention does): all of them when the page holds up to 2 x ENDS dates. Asked for together
       // (the client bounds the requests in flight) and judged in archive order.
-      const asked = days.length <= 2 * ENDS ? days : [...days.slice(0, ENDS), ...days.slice(-ENDS)];
-      if (asked.length < days.length) t.observe('dates asked for', `the newest ${ENDS} and the oldest ${ENDS} of ${days.length}`);
+      const ends = days.length <= 2 * ENDS ? days : [...days.slice(0, ENDS), ...days.slice(-ENDS)];
+      if (ends.length < days.length) t.observe('dates asked for', `the newest ${ENDS} and the oldest ${ENDS} of ${days.length}`);
+      const asked = await withOldestListed(t, dates.length, ends);
       const answers = await Promise.all(asked.map((d) => once(`daily:${String(d)}`, () => feedGet(`/api/v1/dailies/${String(d)}`))));
       for (const [i, d] of asked.entries()) {
         const r = answers[i]!;

@@ -1087,15 +1087,23 @@ describe.sequential('every items page the run saw holds what the listings around
     {
       id: 'feed-run-items-walks-keep-rows',
       title:
-        'every complete walk of an items query in the run held each row an earlier complete walk of that query had, still inside its window and listed after it',
-      requirements: ['feed-items-window-selects'],
+        'every complete walk of a 7-day items query in the run held each row an earlier complete walk of that query had, still inside the 7 days and listed unmoved after it',
+      requirements: ['feed-items-window-7d'],
     },
     async (t) => {
       const p = profile().items;
       const seen = runSeen();
       const c = profile().changes;
       const changed = changedIds(seen, { list: c.list!, itemId: c.itemId!, removedId: c.removedId! });
-      const r = walksKeepRows(seen, { list: p.list!, id: p.id!, next: p.nextCursor!, hasMore: p.hasMore!, snapshotList: profile().snapshot.list!, changed });
+      const r = walksKeepRows(seen, {
+        list: p.list!,
+        id: p.id!,
+        next: p.nextCursor!,
+        hasMore: p.hasMore!,
+        snapshotList: profile().snapshot.list!,
+        category: p.category,
+        changed,
+      });
       judge(t, r, 'the run walked no items query to its end twice', 'later walks lacked rows an earlier walk of their query had');
     },
   );
@@ -1323,7 +1331,7 @@ const SCHEMA_RULES: SchemaRule[] = [
   {
     id: 'feed-run-item-summary-present',
     title: 'every item of every items 200 of the run (first, continuation and search pages) carries summary: only minimal snapshot pages leave it out',
-    requirement: 'feed-item-summary-string',
+    requirement: 'feed-item-summary-present',
     of: (p) => p === '/api/v1/items',
     select: (body, path) => itemValues(path, body),
     // Present, as a string (or the null real deployments send for an item without one): the rule above judges its type.

@@ -241,22 +241,6 @@ async function everyRequestDefectWithoutChannelCode(t: CheckTools): Promise<void
   t.observe('answers read', String(seen.length));
 }
 
-/**
- * Every 400 of the run (a defect of the request: "fix the request; retrying does not help") carried no code of the
- * upstream-and-channel table that names a failure on the way upstream. channel: codes are the check above's;
- * bad_response_status_code (an upstream's non-success status: its refusal of the request, passed on) is not judged.
- */
-async function every400NotUpstreamFailure(t: CheckTools): Promise<void> {
-  const seen = gatewayExchanges().filter((x) => x.status === 400 && !x.truncated);
-  if (seen.length === 0) return t.notApplicable('the run saw no 400');
-  const failures = (await gatewayCodeTables())['upstream and channel']!.filter((c) => !c.startsWith('channel:') && c !== 'bad_response_status_code');
-  for (const x of seen) {
-    const code = looseErrorCodes(x.responseBody ?? '').find((c) => typeof c === 'string' && failures.includes(c));
-    if (code) t.violation(`${x.method} ${x.url}: a 400, a defect of the request, with code ${String(code)}, whose meaning is a failure on the way upstream`);
-  }
-  t.observe('answers read', String(seen.length));
-}
-
 /** The suite's made-up model in a request: in its body (/v1), its path (vendor C) or the handshake's query. */
 const namesUnknownModel = (x: Exchange) => x.url.includes(UNKNOWN_MODEL_PREFIX) || (x.requestBody ?? '').includes(UNKNOWN_MODEL_PREFIX);
 /** A path with vendor C's model segment generalised: the requests of one operation. */
@@ -441,15 +425,6 @@ describe.sequential('every refusal the run saw: its code, its model, its body', 
       requirements: ['gw-channel-code-not-request'],
     },
     everyRequestDefectWithoutChannelCode,
-  );
-
-  check(
-    {
-      id: 'gw-every-400-not-upstream-failure',
-      title: 'every 400 of the run (a defect of the request) carried no code naming a failure on the way upstream (do_request_failed, empty_response, …)',
-      requirements: ['gw-status-400-not-upstream-code'],
-    },
-    every400NotUpstreamFailure,
   );
 
   check(
