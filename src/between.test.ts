@@ -16,7 +16,6 @@ import {
   smallSnapshotPagesHaveMore,
   snapshotWalkFields,
   noStaleHead,
-  walksKeepRows,
   type Seen,
 } from './between.js';
 import { outline, type Exchange } from './http.js';
@@ -257,7 +256,7 @@ describe("the run-wide rules across listings: what a filter holds, a version rep
   });
 });
 
-describe('the run-wide rules across requests: a HEAD after its URL moved on, a later walk of a query', () => {
+describe('the run-wide rules across requests: a HEAD after its URL moved on', () => {
   it('noStaleHead: a HEAD carrying an ETag its URL had left, between two GETs that carry the newer one', () => {
     const url = '/api/v1/hot-topics';
     const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
@@ -276,45 +275,7 @@ describe('the run-wide rules across requests: a HEAD after its URL moved on, a l
     // A HEAD whose Date is older than the GET's before it (a cache's copy without Age): not judged.
     const old = { ...head, x: { ...head.x, responseHeaders: { date: new Date(Date.parse('2026-11-27T05:59:00Z')).toUTCString() } } };
     expect(noStaleHead([a, b, old, b2]).judged).toBe(0);
-    // A HEAD with the newer ETag: judged, nothing wrong.
+    // A HEAD with the newer ETag: nothing to judge.
     expect(noStaleHead([a, b, as(seen(url, {}), 'HEAD', 'W/"b"'), b2])).toEqual({ judged: 0, bad: [] });
-  });
-  it('walksKeepRows: a later walk of a 7-day query lacking a row the earlier walk had, listed unmoved after it', () => {
-    const o = {
-      list: 'items',
-      id: 'id',
-      next: 'page.nextCursor',
-      hasMore: 'page.hasMore',
-      snapshotList: 'items',
-      category: 'category',
-      changed: new Set<string>(),
-    };
-    const date = new Date(Date.parse('2026-11-27T06:00:00Z')).toUTCString();
-    const dated = (s: Seen) => ({ ...s, x: { ...s.x, responseHeaders: { date } } });
-    const page = (path: string, rows: unknown[], hasMore: boolean, next: string | null = null) =>
-      dated(seen(path, { body: { items: rows, page: { hasMore, nextCursor: next } } }));
-    const w1 = [page('/api/v1/items?limit=2', [item('a'), item('b')], true, 'c1'), page('/api/v1/items?limit=2&cursor=c1', [item('c')], false)];
-    const w2 = [page('/api/v1/items?limit=2', [item('a'), item('b')], false)];
-    const snapshot = dated(seen('/api/v1/selected/snapshot', { body: { items: [item('a'), item('b'), item('c')] } }));
-    expect(walksKeepRows([...w1, ...w2, snapshot], o).bad).toHaveLength(1);
-    // Not listed after the second walk (it may have left the selection): not a finding.
-    expect(walksKeepRows([...w1, ...w2], o)).toEqual({ judged: 1, bad: [] });
-    // Listed after it with other times (an edit moved it): not a finding; nor a row the change feed listed.
-    const moved = dated(seen('/api/v1/selected/snapshot', { body: { items: [{ ...item('c'), discoveredAt: '2026-11-27T05:59:00Z', publishedAt: null }] } }));
-    expect(walksKeepRows([...w1, ...w2, moved], o).bad).toHaveLength(0);
-    expect(walksKeepRows([...w1, ...w2, snapshot], { ...o, changed: new Set(['c']) }).bad).toHaveLength(0);
-    // A category query: a later copy of another category does not say it is still in the query.
-    const cat = (path: string, rows: unknown[]) => page(path, rows, false);
-    const inReview = (i: string) => ({ ...item(i), category: 'review' });
-    const c1 = cat('/api/v1/items?category=review', [inReview('a'), inReview('b')]);
-    const c2 = cat('/api/v1/items?category=review', [inReview('a')]);
-    const elsewhere = dated(seen('/api/v1/selected/snapshot', { body: { items: [{ ...inReview('b'), category: 'industry' }] } }));
-    expect(walksKeepRows([c1, c2, elsewhere], o).bad).toHaveLength(0);
-    const still = dated(seen('/api/v1/selected/snapshot', { body: { items: [inReview('b')] } }));
-    expect(walksKeepRows([c1, c2, still], o).bad).toHaveLength(1);
-    // 24h walks are not judged here (filteredPagesComplete judges their pages).
-    const d1 = cat('/api/v1/items?window=24h', [item('a'), item('b')]);
-    const d2 = cat('/api/v1/items?window=24h', [item('a')]);
-    expect(walksKeepRows([d1, d2, snapshot], o).judged).toBe(0);
   });
 });
