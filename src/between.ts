@@ -113,6 +113,11 @@ export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | 
 }
 
 const at = (s: Seen) => `${s.x.method} ${s.key} (${s.status}, sent ${new Date(s.sent).toISOString().slice(11, 23)})`;
+/** The Date header of an answer as an instant (RFC 9110 6.6.1), or undefined. */
+const dateOf = (s: Seen) => {
+  const d = Date.parse(s.x.responseHeaders?.['date'] ?? '');
+  return Number.isNaN(d) ? undefined : d;
+};
 /**
  * The content of a 200, as its ETag names it: the body, less the per-request `asOf` that snapshot and changes
  * bodies carry and deliberately leave out of their ETag (notes/real-deployments.md). Nothing else is left out.
@@ -229,9 +234,7 @@ export function sameContentSameEtag(seen: Seen[]): Judged {
 export function noStaleNotModified(seen: Seen[]): Judged {
   const bad: string[] = [];
   let judged = 0;
-  const byUrl = new Map<string, Seen[]>();
-  for (const s of seen) if ((s.status === 200 || s.status === 304) && s.etag) byUrl.set(s.key, [...(byUrl.get(s.key) ?? []), s]);
-  for (const list of byUrl.values()) {
+  for (const list of validatedByUrl(seen)) {
     const oks = list.filter((s) => s.status === 200 && !s.cached);
     if (comesBack(oks.map((s) => s.etag!))) continue;
     for (const nm of list.filter((s) => s.status === 304 && !s.cached)) {
@@ -265,17 +268,15 @@ export function noStaleNotModified(seen: Seen[]): Judged {
 export function noStaleHead(seen: Seen[]): Judged {
   const bad: string[] = [];
   let judged = 0;
-  const byUrl = new Map<string, Seen[]>();
-  for (const s of seen) if ((s.status === 200 || s.status === 304) && s.etag && !s.cached) byUrl.set(s.key, [...(byUrl.get(s.key) ?? []), s]);
-  const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
-  for (const list of byUrl.values()) {
-    const oks = list.filter((s) => s.x.method === 'GET' && s.status === 200);
+  for (const list of validatedByUrl(seen)) {
+    const oks = list.filter((s) => s.x.method === 'GET' && s.status === 200 && !s.cached);
     if (comesBack(oks.map((s) => s.etag!))) continue;
-    for (const h of list.filter((s) => s.x.method === 'HEAD' && s.status === 200)) {
+    for (const h of list.filter((s) => s.x.method === 'HEAD' && s.status === 200 && !s.cached)) {
       const before = oks.filter((s) => s.received < h.sent).pop();
       const after = oks.find((s) => s.sent > h.received);
       if (!before || !after || weakMatch(before.etag!, h.etag!) || weakMatch(after.etag!, h.etag!)) continue;
-      if (!(dateOf(h) >= dateOf(before))) continue;
+      const [headDate, beforeDate] = [dateOf(h), dateOf(before)];
+      if (headDate === undefined || beforeDate === undefined || headDate < beforeDate) continue;
       judged++;
       // Left: a GET carried it before the one before the HEAD was asked for, and none since.
       const lastWith = oks.filter((s) => weakMatch(s.etag!, h.etag!)).pop();
@@ -284,6 +285,13 @@ export function noStaleHead(seen: Seen[]): Judged {
     }
   }
   return { judged, bad };
+}
+
+/** The run's 200 and 304 answers that carry an ETag, grouped by URL, each group in the run's order. */
+function validatedByUrl(seen: Seen[]): Seen[][] {
+  const byUrl = new Map<string, Seen[]>();
+  for (const s of seen) if ((s.status === 200 || s.status === 304) && s.etag) byUrl.set(s.key, [...(byUrl.get(s.key) ?? []), s]);
+  return [...byUrl.values()];
 }
 
 /** Whether a sequence of ETags returns to one it had left (A, B, A). */
@@ -651,11 +659,6 @@ export function lostByWalk(before: ChangeEntry[], walk: ChangeEntry[], after: Ch
   return before.filter((e) => still.has(e.change) && !walked.has(e.id));
 }
 
-/** The Date header of an answer as an instant (RFC 9110 6.6.1), or undefined. */
-const dateOf = (s: Seen) => {
-  const d = Date.parse(s.x.responseHeaders?.['date'] ?? '');
-  return Number.isNaN(d) ? undefined : d;
-};
 /** The items listings' windows (the document's `window` values; 7d by default). */
 const WINDOWS: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000 };
 
@@ -1218,14 +1221,13 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
     const id = field(r, o.id);
     return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
   };
-  const dateOf = (u: Seen) => Date.parse(u.x.responseHeaders?.['date'] ?? '');
   const asked = new Set<string>();
   for (const f of pages) {
     // Only the first answer to its URL in the run: a later one may come from a cache that keeps no Age.
     const again = asked.has(f.s.key);
     asked.add(f.s.key);
     const date = dateOf(f.s);
-    if (again || !judgedPage(f.l) || Number.isNaN(date)) continue;
+    if (again || !judgedPage(f.l) || date === undefined) continue;
     const fRows = listRows(f.s, o.list)!;
     const ids = new Set(fRows.map(idOf));
     const us = pages.filter((u) => u !== f && compared(f.l, u.l));
@@ -1234,7 +1236,8 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
     if (!before || !after) continue;
     // A copy older than the listing read before it (a cache that keeps the origin's Date and sends no Age) is not judged,
     // nor one compared with a listing older than itself.
-    if (!(dateOf(before.s) <= date) || !(date <= dateOf(after.s))) continue;
+    const [beforeDate, afterDate] = [dateOf(before.s), dateOf(after.s)];
+    if (beforeDate === undefined || afterDate === undefined || beforeDate > date || date > afterDate) continue;
     const hasMore = field(topOf(f.s), o.hasMore);
     if (typeof hasMore !== 'boolean' || fRows.some((r) => idOf(r) === undefined)) continue;
     // Its order's time. Without by the order is the deployment's default: a row is placed by the earlier of its two

@@ -69,9 +69,9 @@ interface Revalidation {
 
 /**
  * The probe's conditional GET and, while the answer is a 200 with a new ETag and new content (the content moved
- * on), up to EXTRA_REVALIDATIONS more with the newest ETag, then PATIENT_TRIES after a pause: what a polling cache would do. A new ETag on the same
- * content (see contentOf: the envelope, such as a per-request asOf, is not content) ends the series: the resource
- * did not change, so that answer should have been a 304. Shared by the checks below.
+ * on), up to EXTRA_REVALIDATIONS more with the newest ETag, then PATIENT_TRIES after a pause: what a polling cache
+ * would do. A new ETag on the same content (see contentOf: the envelope, such as a per-request asOf, is not content)
+ * ends the series: the resource did not change, so that answer should have been a 304. Shared by the checks below.
  */
 function revalidation(op: FeedOperation, p: Probe): Promise<Revalidation> {
   return once(`revalidation:${op.operationId}`, async () => {

@@ -22,13 +22,16 @@ import { field, loadOpenApi, parameter } from '../../src/spec.js';
 import { canonical } from '../../src/canonical.js';
 import type { HttpResponse } from '../../src/http.js';
 
+/** The dates an archive answer lists, in its order (`what`: the request, as a message names it). */
+const archiveDates = (res: HttpResponse, what = `GET ${res.url}`) =>
+  listOf(inputJson(res, what), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
+
 const archive = () =>
   once('dailies-archive', async () => {
     const res = await feedGet('/api/v1/dailies');
     needsAccess(res, 'GET /api/v1/dailies');
     precondition(res.status === 200, `GET /api/v1/dailies answered ${res.status}; the archive is these checks' input`);
-    const dates = listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
-    return { res, dates };
+    return { res, dates: archiveDates(res, 'GET /api/v1/dailies') };
   });
 
 /** GET /api/v1/dailies/latest, once: asked after the archive by each check that reads both. */
@@ -96,8 +99,7 @@ async function withOldestListed(t: CheckTools, listed: number, asked: string[]):
   const large = await largestArchive(listed);
   if (large?.res.status !== 200) return asked;
   t.cite(large.res);
-  const dates = listOf(inputJson(large.res, `GET ${large.res.url}`), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
-  const oldest = calendarDates(dates).at(-1);
+  const oldest = calendarDates(archiveDates(large.res)).at(-1);
   if (oldest === undefined || asked.includes(oldest)) return asked;
   t.observe('the oldest date listed at the largest limit', oldest);
   return [...asked, oldest];
@@ -110,7 +112,7 @@ async function orderAtLargestLimit(t: CheckTools, listed: number): Promise<void>
   const { max, res: large } = l;
   t.cite(large);
   if (large.status !== 200) return t.observe(`limit=${max}`, `answered ${large.status} (feed-dailies-limit-range judges that)`);
-  const all = listOf(inputJson(large, `GET ${large.url}`), profile().dailies.list!).map((e) => field(e, profile().dailies.date!));
+  const all = archiveDates(large);
   expect(all, `archive order at limit=${max}`).toEqual([...all].sort().reverse());
 }
 
@@ -187,8 +189,7 @@ checkGroup('the daily-report archive', () => {
       // A report published between the two requests (a run across 08:00 Shanghai): the archive read again heads with it.
       const newer = dailyDate(latest) !== days[0] ? await feedGet('/api/v1/dailies', { query: { limit: 1 }, continuation: true }) : undefined;
       if (newer) t.cite(newer);
-      const head =
-        newer?.status === 200 ? field(listOf(inputJson(newer, 'GET /api/v1/dailies'), profile().dailies.list!)[0], profile().dailies.date!) : days[0];
+      const head = newer?.status === 200 ? archiveDates(newer, 'GET /api/v1/dailies')[0] : days[0];
       // Reports published meanwhile (a live feed may publish more than one while the run reads it): latest is then newer
       // than the archive's head as first read, and no newer than its head read again.
       const l = dailyDate(latest);
