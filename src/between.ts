@@ -12,7 +12,7 @@
  * half of a pair.
  */
 import { contentDigest, type Exchange } from './http.js';
-import { weakMatch, parseCacheControl, sMaxAge } from './caching.js';
+import { directiveValues, weakMatch, parseCacheControl, sMaxAge } from './caching.js';
 import { field } from './spec.js';
 import { canonical } from './canonical.js';
 import { CLOCK_TOLERANCE_MS, effectiveTime, instant, WINDOW_MS } from './feed.js';
@@ -349,6 +349,20 @@ export const sameDirectives = (a: string, b: string) => directives(a) === direct
 export function hotTopicsSMaxAge(seen: Seen[]): Judged {
   const of = seen.filter((s) => s.path === '/api/v1/hot-topics' && (s.status === 200 || s.status === 304) && sMaxAge(s.cacheControl) !== undefined);
   const bad = of.filter((s) => sMaxAge(s.cacheControl) !== 60).map((s) => `${at(s)}: Cache-Control "${s.cacheControl}"`);
+  // What else a shared cache obeys before Cache-Control: the CDN's own field (RFC 9213: CDN-Cache-Control, and the
+  // older Surrogate-Control), whose freshness (its max-age, or an s-maxage in it) is then the shared caches' window;
+  // and Vary: *, which leaves a shared cache nothing it may reuse (RFC 9111 4.1).
+  for (const s of of) {
+    const h = s.x.responseHeaders ?? {};
+    for (const name of ['cdn-cache-control', 'surrogate-control']) {
+      const v = h[name];
+      if (v === undefined) continue;
+      const maxAge = directiveValues(v, 'max-age').find((d): d is string => typeof d === 'string' && /^\d+$/.test(d));
+      const age = sMaxAge(v) ?? (maxAge === undefined ? undefined : Number(maxAge));
+      if (age !== undefined && age !== 60) bad.push(`${at(s)}: ${name} "${v}" (shared caches follow it before Cache-Control)`);
+    }
+    if (/(^|,)\s*\*\s*(,|$)/.test(h.vary ?? '')) bad.push(`${at(s)}: Vary "${h.vary}" (no shared cache may reuse it)`);
+  }
   return { judged: of.length, bad };
 }
 
@@ -832,10 +846,15 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
  * walk whose earlier page handed out its page token as nextPage): on a walk begun with fields=default every item
  * carries what minimal drops, on one begun with fields=minimal none does, on one begun without fields what its first
  * page showed (feed-snapshot-fields-locked). `dropped` names the fields of an item that minimal drops and the item
- * carries; `list` reads a page's items.
+ * carries; `list` reads a page's items. A first page that asked for a value explicitly is held to it too, its last
+ * rows included (a page longer than the recorder keeps is read from its outline: its first and last entries).
  */
 export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => unknown[]; dropped: (item: unknown) => string[]; all: number }): Judged {
-  const of = seen.filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && s.body !== undefined);
+  // A page longer than the recorder keeps is read from its outline, which keeps each list's first and last entries
+  // whole (a one-page walk at a large limit is the page whose last rows a client reads last).
+  const of = seen
+    .filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && (s.body ?? s.outline) !== undefined)
+    .map((s) => (s.body === undefined ? { ...s, body: s.outline } : s));
   /** Whether an item shows the fields value `f`: what minimal drops, all of it (default) or none (minimal). */
   const shows = (i: unknown, f: string) => o.dropped(i).length === (f === 'minimal' ? 0 : o.all);
   /** The fields value of the walks that handed out each nextPage token. */
@@ -852,12 +871,13 @@ export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => u
     const first = token === null ? (q.get('fields') ?? shown()) : undefined;
     const fields = token === null ? (first === undefined ? undefined : new Set([first])) : walksOf.get(token);
     if (!fields || ![...fields].every((f) => f === 'default' || f === 'minimal')) continue;
-    if (token !== null) {
+    // A continuation page keeps its walk's value; a first page that asked for one explicitly shows it as well.
+    if (token !== null || q.get('fields') !== null) {
       judged++;
       if (![...fields].some((f) => items.every((i) => shows(i, f)))) {
         const off = items.find((i) => ![...fields].some((f) => shows(i, f)));
         bad.push(
-          `${at(s)}, a page of a walk begun with fields=${[...fields].join(' or ')}, has an item carrying ${o.dropped(off).join(' and ') || 'neither field fields=minimal drops'}`,
+          `${at(s)}, ${token === null ? 'the first page' : 'a page'} of a walk begun with fields=${[...fields].join(' or ')}, has an item carrying ${o.dropped(off).join(' and ') || 'neither field fields=minimal drops'}`,
         );
       }
     }
@@ -1155,18 +1175,27 @@ export function filteredRowsHold(seen: Seen[], o: { list: string; id: string; se
  * feed-snapshot-limit-range: the limit is the page size), every query, fields=minimal too. A page longer than the
  * recorder keeps is counted by the length it recorded.
  */
-export function pagesWithinLimit(seen: Seen[], page: { path: string; list: string; max: number }): Judged {
+export function pagesWithinLimit(seen: Seen[], page: { path: string; list: string; max: number; byDefault?: number }): Judged {
   const bad: string[] = [];
   let judged = 0;
   for (const s of seen.filter((x) => x.path === page.path && x.x.method === 'GET' && x.status === 200)) {
     const q = new URL(s.x.url).searchParams;
     const limits = q.getAll('limit');
     // A continuation page may keep the limit of its walk's first page (the cursor is bound to the query): not judged.
-    if (q.has('cursor') || q.has('page') || limits.length !== 1 || !/^[1-9]\d*$/.test(limits[0]!) || Number(limits[0]) > page.max) continue;
+    if (q.has('cursor') || q.has('page')) continue;
+    // With `byDefault`, the first pages asked without limit, held to the default; else those asked with one.
+    let limit: number;
+    if (page.byDefault !== undefined) {
+      if (limits.length !== 0) continue;
+      limit = page.byDefault;
+    } else {
+      if (limits.length !== 1 || !/^[1-9]\d*$/.test(limits[0]!) || Number(limits[0]) > page.max) continue;
+      limit = Number(limits[0]);
+    }
     const n = listRows(s, page.list)?.length ?? s.lengths?.[page.list];
     if (n === undefined) continue;
     judged++;
-    if (n > Number(limits[0])) bad.push(`${at(s)} held ${n} rows`);
+    if (n > limit) bad.push(`${at(s)} held ${n} rows${page.byDefault !== undefined ? `, asked without limit (the default is ${limit})` : ''}`);
   }
   return { judged, bad };
 }

@@ -134,11 +134,12 @@ export async function readChanges(
   accept: (res: HttpResponse, page: number) => boolean,
   parse: (res: HttpResponse) => unknown = discoveryJson,
   enough: () => boolean = () => false,
+  firstRes?: HttpResponse,
 ): Promise<ChangesRead> {
   const p = profile().changes;
   const read: ChangesRead = { res: [], bodies: [], cursor, complete: false };
   for (let i = 0; i < maxPages; i++) {
-    const r = await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor } });
+    const r = i === 0 && firstRes ? firstRes : await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor } });
     read.res.push(r);
     if (!accept(r, i)) break;
     const body = parse(r);

@@ -13,6 +13,17 @@ export class Redactor {
     if (!value || value.length < 4) return;
     const ref = `$${name}`;
     const variants = new Set([value, encodeURIComponent(value)]);
+    // The same secret in the forms a service may echo it in: without its sk- prefix (the part a key's owner would
+    // call the secret), and base64-encoded (a Basic credential, a token dump), whole or that part. Each is the
+    // secret all the same: it never goes into a report, and the redaction checks find it by its reference.
+    const body = /^sk-/i.test(value) ? value.slice(3) : undefined;
+    for (const v of [value, body]) {
+      if (!v || v.length < 12) continue;
+      variants.add(v);
+      const b64 = Buffer.from(v, 'utf8').toString('base64');
+      variants.add(b64.replace(/=+$/, ''));
+      variants.add(b64.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'));
+    }
     for (const v of variants) this.pairs.push([v, ref]);
     // Longest first, so a secret that contains another is replaced whole.
     this.pairs.sort((a, b) => b[0].length - a[0].length);

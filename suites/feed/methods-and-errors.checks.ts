@@ -107,6 +107,26 @@ const keyPaths = (v: unknown, at: string): string[] =>
       : [at];
 /** The operations whose answer to the caller above is compared with the plain one, key by key. */
 const CONTENT_COMPARED = new Set(['getStory', 'getDaily']);
+checkGroup('a caller that names no client', () => {
+  // "The service is anonymous and needs no API key": a caller that names no client at all (a script, a bare HTTP
+  // library) is a caller too. The conditions of a 403 are not shown (a deployment may turn such callers away), but a
+  // 401, or an authentication challenge, asks for a credential the service has none of. One request.
+  check(
+    {
+      id: 'feed-anonymous-without-user-agent',
+      title: 'a request with an empty User-Agent is not asked for a credential: no 401, no WWW-Authenticate',
+      requirements: ['feed-anonymous-access'],
+    },
+    async (t) => {
+      const res = await feedGet('/api/v1/hot-topics', { headers: { 'user-agent': '' } });
+      t.cite(res);
+      t.observe('status to a request with an empty User-Agent', String(res.status));
+      expect(res.header('www-authenticate'), 'WWW-Authenticate (an authentication challenge)').toBeUndefined();
+      expect(res.status, 'GET /api/v1/hot-topics with an empty User-Agent').not.toBe(401);
+    },
+  );
+});
+
 checkGroup('a caller with a credential, a client asking for a stream', () => {
   // Not the changes feed: its one URL (the snapshot's cursor) is fetched by the most checks already, up to the suite's own per-URL bound.
   for (const op of FEED_OPERATIONS.filter((o) => o.operationId !== 'selectedChanges')) {

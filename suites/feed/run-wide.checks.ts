@@ -278,6 +278,21 @@ describe.sequential('the changes backlog, paged', () => {
 });
 
 // After every other feed check: these read every response the run saw.
+describe.sequential('every request the run sent without a credential', () => {
+  check(
+    {
+      id: 'feed-every-request-anonymous',
+      title: 'no request of the run sent without a credential answered 401 or carried WWW-Authenticate (a past report, a deep page, a search: every place)',
+      requirements: ['feed-anonymous-access'],
+    },
+    async (t) => {
+      const plain = feedExchanges().filter((x) => !Object.keys(x.requestHeaders ?? {}).some((h) => h.toLowerCase() === 'authorization'));
+      const bad = plain.filter((x) => x.status === 401 || x.responseHeaders?.['www-authenticate'] !== undefined);
+      violations(t, bad, plain.length, 'requests without a credential were challenged for one', (x) => `${x.method} ${x.url} answered ${x.status}`);
+    },
+  );
+});
+
 describe.sequential('every response the run saw', () => {
   // The late look's requests (revalidations at the end of the run, below) come before the rules read every response.
   beforeAll(() =>
@@ -969,12 +984,18 @@ describe.sequential('between two exchanges of the run: freshness and the hot-top
   check(
     {
       id: 'feed-run-hot-topics-s-maxage-60',
-      title: 'every hot-topics 200 and 304 of the run gives s-maxage=60, however old its ranking',
+      title:
+        'every hot-topics 200 and 304 of the run gives s-maxage=60, however old its ranking, and no CDN-Cache-Control, Surrogate-Control or Vary: * that gives shared caches another window',
       requirements: ['feed-hot-topics-shared-cache-60s'],
     },
     async (t) => {
       t.cite(...(await lateLook()).res);
-      judge(t, hotTopicsSMaxAge(runSeen()), 'no hot-topics answer of the run gave s-maxage', 'hot-topics answers gave another s-maxage than 60');
+      judge(
+        t,
+        hotTopicsSMaxAge(runSeen()),
+        'no hot-topics answer of the run gave s-maxage',
+        'hot-topics answers gave shared caches another freshness window than 60 s',
+      );
     },
   );
 
@@ -1033,6 +1054,23 @@ describe.sequential('every items page the run saw holds its limit and its filter
         );
       },
     );
+  // Asked without limit, every first page holds at most the default, whatever another request asked just before (a
+  // limit that sticks from one caller's request to the next's). Fewer is not judged: a short page is no finding.
+  check(
+    {
+      id: 'feed-run-items-default-pages-within-50',
+      title: 'every /api/v1/items first page of the run asked without limit (every query) held at most 50 rows, the default',
+      requirements: ['feed-items-defaults'],
+    },
+    async (t) => {
+      judge(
+        t,
+        pagesWithinLimit(runSeen(), { path: '/api/v1/items', list: profile().items.list!, max: 100, byDefault: 50 }),
+        'no /api/v1/items first page of the run was asked without a limit',
+        'pages asked without limit held more rows than the default',
+      );
+    },
+  );
 
   check(
     {
@@ -1365,6 +1403,25 @@ const SCHEMA_RULES: SchemaRule[] = [
     none: 'the run saw no story 200 read whole',
   },
   {
+    id: 'feed-run-story-ids-at-most-128',
+    title:
+      "every publicId of every story 200 of the run, the story's own and each storyline and related reference's, is a string of at most 128 characters (code points)",
+    requirement: 'feed-story-body',
+    of: (p) => p.startsWith('/api/v1/stories/'),
+    select: (body) => {
+      const p = profile().story;
+      const root = storyRoot(body);
+      const refs = [p.storyline!, p.related!].flatMap((list) =>
+        entriesOf(root, list, list).map((e) => ({ where: `${e.where} ${p.referenceId}`, value: field(e.value, p.referenceId!) })),
+      );
+      // Counted in code points, as the path parameter's bound is (a JSON schema's maxLength counts them too).
+      // A reference without an id is feed-run-story-lists' and the reference checks' business, not this bound's.
+      return [{ where: p.publicId!, value: field(root, p.publicId!) }, ...refs].filter((v) => v.value !== undefined && v.value !== null);
+    },
+    schema: async () => ({ type: 'string', minLength: 1, maxLength: 128 }),
+    none: 'the run saw no story 200 read whole',
+  },
+  {
     id: 'feed-run-story-digest',
     title: 'every story 200 of the run, a story reached by its references or a 308 too, carries its AI digest (null while none is written)',
     requirement: 'feed-story-body',
@@ -1434,8 +1491,9 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
   check(
     {
       id: 'feed-run-snapshot-fields-per-walk',
-      title: 'every snapshot continuation page of the run keeps the fields value its walk began with (a retried page too)',
-      requirements: ['feed-snapshot-fields-locked'],
+      title:
+        'every snapshot continuation page of the run keeps the fields value its walk began with (a retried page too), and every first page asked with fields shows that value, its last rows included',
+      requirements: ['feed-snapshot-fields-locked', 'feed-snapshot-fields-minimal'],
     },
     async (t) => {
       const dropped = (i: unknown) => ['summary', 'links.original'].filter((f) => field(i, f) !== undefined);
@@ -1443,7 +1501,7 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
         t,
         snapshotWalkFields(runSeen(), { list: (b) => listOf(b, profile().snapshot.list!), dropped, all: 2 }),
         'the run followed no snapshot nextPage it had read whole',
-        'continuation pages gave items of the other fields value',
+        'snapshot pages gave items of another fields value than their walk asked for',
       );
     },
   );

@@ -417,6 +417,69 @@ describe.sequential('every response the run saw', () => {
   );
 });
 
+/**
+ * The events of a text/event-stream body: each block's `event:` name (undefined without one) and its data lines joined.
+ * A body cut at the recorder's bound loses only its last block, which is left out.
+ */
+function sseBlocks(body: string, cut: boolean): { event?: string; data: string }[] {
+  const blocks = body.replace(/\r\n?/g, '\n').split(/\n\n+/);
+  if (cut) blocks.pop();
+  return blocks
+    .map((b) => {
+      const lines = b.split('\n').filter((l) => !l.startsWith(':'));
+      const field = (name: string) => lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).replace(/^ /, ''));
+      return { event: field('event')[0], data: field('data').join('\n') };
+    })
+    .filter((b) => b.data !== '' || b.event !== undefined);
+}
+
+/**
+ * Every vendor B stream of the run names each event by its data's type: vendor B's protocol sends `event:
+ * content_block_delta` before the data `{"type":"content_block_delta",...}`, and the vendor's official clients
+ * dispatch on that name (its Python client yields only the events it names, so a delta under another name is text
+ * the application never sees). An event whose data is not JSON with a string type is not judged.
+ */
+async function everyVendorBStreamEventNamed(t: CheckTools): Promise<void> {
+  const streams = gatewayExchanges().filter(
+    (x) =>
+      x.method === 'POST' &&
+      pathOf(x) === '/v1/messages' &&
+      x.status === 200 &&
+      /event-stream/i.test(x.responseHeaders?.['content-type'] ?? '') &&
+      x.responseBody,
+  );
+  if (streams.length === 0) return t.notApplicable('the run saw no vendor B event stream');
+  let events = 0;
+  for (const x of streams) {
+    for (const b of sseBlocks(x.responseBody!, Boolean(x.truncated))) {
+      let type: unknown;
+      try {
+        type = (JSON.parse(b.data) as { type?: unknown })?.type;
+      } catch {
+        continue;
+      }
+      if (typeof type !== 'string') continue;
+      events++;
+      if (b.event !== type)
+        return t.violation(
+          `POST ${x.url}: an event whose data has type ${JSON.stringify(type)} came ${b.event === undefined ? 'without an event: line' : `named ${JSON.stringify(b.event)}`}; vendor B's protocol names each event by its type, and its official clients dispatch on the name`,
+        );
+    }
+  }
+  t.observe('vendor B stream events read', `${events} in ${streams.length} streams`);
+}
+
+describe.sequential('every vendor B stream the run saw', () => {
+  check(
+    {
+      id: 'gw-every-vendor-b-stream-event-named',
+      title: "every vendor B event stream of the run named each event by its data's type, as the vendor's official clients dispatch on it",
+      requirements: ['gw-sdk-vendor-b'],
+    },
+    everyVendorBStreamEventNamed,
+  );
+});
+
 describe.sequential('every refusal the run saw: its code, its model, its body', () => {
   check(
     {
