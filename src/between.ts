@@ -349,12 +349,13 @@ export const sameDirectives = (a: string, b: string) => directives(a) === direct
 export function hotTopicsSMaxAge(seen: Seen[]): Judged {
   const of = seen.filter((s) => s.path === '/api/v1/hot-topics' && (s.status === 200 || s.status === 304) && sMaxAge(s.cacheControl) !== undefined);
   const bad = of.filter((s) => sMaxAge(s.cacheControl) !== 60).map((s) => `${at(s)}: Cache-Control "${s.cacheControl}"`);
-  // What else a shared cache obeys before Cache-Control: the CDN's own field (RFC 9213: CDN-Cache-Control, and the
-  // older Surrogate-Control), whose freshness (its max-age, or an s-maxage in it) is then the shared caches' window;
-  // and Vary: *, which leaves a shared cache nothing it may reuse (RFC 9111 4.1).
+  // What else a shared cache obeys before Cache-Control: the CDN's own field (RFC 9213: CDN-Cache-Control, which CDNs
+  // may pass on), whose freshness (its max-age, or an s-maxage in it) is then the shared caches' window; and Vary: *,
+  // which leaves a shared cache nothing it may reuse (RFC 9111 4.1). (Surrogate-Control is not judged: the CDNs that
+  // obey it take it off, so one a client sees is one no cache applied.)
   for (const s of of) {
     const h = s.x.responseHeaders ?? {};
-    for (const name of ['cdn-cache-control', 'surrogate-control']) {
+    for (const name of ['cdn-cache-control']) {
       const v = h[name];
       if (v === undefined) continue;
       const maxAge = directiveValues(v, 'max-age').find((d): d is string => typeof d === 'string' && /^\d+$/.test(d));
@@ -846,7 +847,7 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
  * walk whose earlier page handed out its page token as nextPage): on a walk begun with fields=default every item
  * carries what minimal drops, on one begun with fields=minimal none does, on one begun without fields what its first
  * page showed (feed-snapshot-fields-locked). `dropped` names the fields of an item that minimal drops and the item
- * carries; `list` reads a page's items. A first page that asked for a value explicitly is held to it too, its last
+ * carries; `list` reads a page's items. A first page that asked for fields=minimal is held to it too, its last
  * rows included (a page longer than the recorder keeps is read from its outline: its first and last entries).
  */
 export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => unknown[]; dropped: (item: unknown) => string[]; all: number }): Judged {
@@ -871,8 +872,9 @@ export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => u
     const first = token === null ? (q.get('fields') ?? shown()) : undefined;
     const fields = token === null ? (first === undefined ? undefined : new Set([first])) : walksOf.get(token);
     if (!fields || ![...fields].every((f) => f === 'default' || f === 'minimal')) continue;
-    // A continuation page keeps its walk's value; a first page that asked for one explicitly shows it as well.
-    if (token !== null || q.get('fields') !== null) {
+    // A continuation page keeps its walk's value; a first page that asked for minimal explicitly shows it as well (a
+    // default one is not held to carrying both fields here: summary's presence is feed-item-summary-present's).
+    if (token !== null || q.get('fields') === 'minimal') {
       judged++;
       if (![...fields].some((f) => items.every((i) => shows(i, f)))) {
         const off = items.find((i) => ![...fields].some((f) => shows(i, f)));

@@ -11,6 +11,10 @@ describe('Redactor: a secret in every form a service may echo it in', () => {
     ['without its sk- prefix', `token ${key.slice(3)}`],
     ['base64-encoded', `credential ${b64(key)}`],
     ['its secret part base64-encoded', `credential ${b64(key.slice(3))}`],
+    ['base64-encoded after one byte', `Basic ${b64(`:${key}`)}`],
+    ['base64-encoded after two bytes', `Basic ${b64(`x:${key}`)}`],
+    ['base64-encoded after three bytes', `Basic ${b64(`ab:${key}`)}`],
+    ['base64-encoded after a user name', `Basic ${b64(`user:${key}`)}`],
   ])('%s', (_what, text) => {
     const out = r.redact(text);
     expect(out).toContain('$GATEWAY_API_KEY');

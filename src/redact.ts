@@ -14,15 +14,18 @@ export class Redactor {
     const ref = `$${name}`;
     const variants = new Set([value, encodeURIComponent(value)]);
     // The same secret in the forms a service may echo it in: without its sk- prefix (the part a key's owner would
-    // call the secret), and base64-encoded (a Basic credential, a token dump), whole or that part. Each is the
-    // secret all the same: it never goes into a report, and the redaction checks find it by its reference.
+    // call the secret), and base64-encoded (a Basic credential, a token dump), whole or that part, at each of the three
+    // offsets it may start at inside a longer encoded text (user:key). Each is the secret all the same: it never goes
+    // into a report, and the redaction checks find it by its reference. (A part under 12 characters is only replaced
+    // whole, with its prefix: too short to tell from other text.)
     const body = /^sk-/i.test(value) ? value.slice(3) : undefined;
     for (const v of [value, body]) {
       if (!v || v.length < 12) continue;
       variants.add(v);
-      const b64 = Buffer.from(v, 'utf8').toString('base64');
-      variants.add(b64.replace(/=+$/, ''));
-      variants.add(b64.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'));
+      for (const b64 of encodedAtEachOffset(v)) {
+        variants.add(b64);
+        variants.add(b64.replace(/\+/g, '-').replace(/\//g, '_'));
+      }
     }
     for (const v of variants) this.pairs.push([v, ref]);
     // Longest first, so a secret that contains another is replaced whole.
@@ -50,4 +53,20 @@ export class Redactor {
 export function mask(value: string | undefined): string {
   if (!value) return '(unset)';
   return `${value.slice(0, 3)}…(${value.length} chars)`;
+}
+
+/**
+ * The base64 text of `v` as it appears inside the encoding of a longer text, for each of the three byte offsets it may
+ * start at: the characters that depend on the bytes before or after it dropped.
+ */
+function encodedAtEachOffset(v: string): string[] {
+  const bytes = Buffer.from(v, 'utf8');
+  return [0, 1, 2].map((shift) => {
+    const b64 = Buffer.concat([Buffer.alloc(shift), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
+    const head = Math.ceil((8 * shift) / 6);
+    const tail = (shift + bytes.length) % 3 === 0 ? 0 : 1;
+    return b64.slice(head, b64.length - tail);
+  });
 }

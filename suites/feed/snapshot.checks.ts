@@ -110,7 +110,11 @@ interface Change {
   item?: unknown;
 }
 /** The changes after a cursor: all pages (bounded), the last cursor, and each change read through the profile. */
-async function changesAfter(cursor: string, maxPages = 10, firstRes?: HttpResponse): Promise<{ res: HttpResponse[]; changes: Change[]; cursor: string }> {
+async function changesAfter(
+  cursor: string,
+  maxPages = 10,
+  firstRes?: HttpResponse,
+): Promise<{ res: HttpResponse[]; changes: Change[]; cursor: string; complete: boolean }> {
   const p = profile().changes;
   const read = await readChanges(
     cursor,
@@ -130,7 +134,7 @@ async function changesAfter(cursor: string, maxPages = 10, firstRes?: HttpRespon
     if (typeof id !== 'string') fail(`a change carries no id (${op === 'remove' ? p.removedId : p.itemId}): ${JSON.stringify(ch).slice(0, 200)}`);
     changes.push({ op: String(op), id, item });
   }
-  return { res: read.res, changes, cursor: read.cursor };
+  return { res: read.res, changes, cursor: read.cursor, complete: read.complete };
 }
 
 // One check at a time, after the checks before them: walking a snapshot moves a live feed (a continuation page may
@@ -398,9 +402,10 @@ async function minimalSameValues(t: CheckTools): Promise<void> {
   const [b, a] = [byId(before), byId(after)];
   const differ: string[] = [];
   let compared = 0;
+  const carrying: string[] = [];
   for (const [id, item] of byId(min)) {
     const kept = droppable(item);
-    if (kept.length) t.violation(`fields=minimal item ${id}, asked right after a fields=default page, carries ${kept.join(' and ')}`);
+    if (kept.length) carrying.push(`${id} (${kept.join(' and ')})`);
     const sides = [b.get(id), a.get(id)].filter((x) => x !== undefined);
     if (!sides.length) continue;
     compared++;
@@ -411,6 +416,10 @@ async function minimalSameValues(t: CheckTools): Promise<void> {
     }
   }
   t.observe('items compared', String(compared));
+  if (carrying.length)
+    t.violation(
+      `${carrying.length} fields=minimal item(s), asked right after a fields=default page, carry what minimal drops: ${carrying.slice(0, 5).join(', ')}`,
+    );
   precondition(compared > 0, 'the minimal first page shared no item with the default first pages around it');
   if (differ.length)
     t.violation(
@@ -561,6 +570,9 @@ describe.sequential('the change feed', () => {
       const b = await takeSnapshot({ fields: 'default' });
       const since = await changesAfter(first.cursor);
       t.cite(...b.pages.map((p) => p.res), ...since.res);
+      // The changes not read (the first call's backlog, or those since it, past the pages read) would show as differences.
+      if (!first.complete || !since.complete)
+        return t.notApplicable('the change feed had more pages than the check reads (a busy feed): the comparison would miss changes');
       const movedOn = new Set(since.changes.map((c) => c.id));
       const differs: string[] = [];
       for (const id of new Set([...mirror.keys(), ...b.items.keys()])) {
