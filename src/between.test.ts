@@ -75,7 +75,10 @@ describe('the run-wide rules between pages', () => {
     expect(snapshotWalkFields([first, cont], { list, dropped, all: 2 }).bad).toHaveLength(1);
     const minimal = seen('/api/v1/selected/snapshot?fields=minimal&limit=1', { body: { items: [item('a', false)], hasMore: true, nextPage: 'm2' } });
     const mcont = seen('/api/v1/selected/snapshot?page=m2', { body: { items: [item('b', false)], hasMore: false } });
-    expect(snapshotWalkFields([minimal, mcont], { list, dropped, all: 2 })).toEqual({ judged: 1, bad: [] });
+    // The first page asked with fields=minimal is judged too, its rows with nothing minimal drops.
+    expect(snapshotWalkFields([minimal, mcont], { list, dropped, all: 2 })).toEqual({ judged: 2, bad: [] });
+    const keeps = seen('/api/v1/selected/snapshot?fields=minimal&limit=1', { body: { items: [item('a')], hasMore: false } });
+    expect(snapshotWalkFields([keeps], { list, dropped, all: 2 }).bad).toHaveLength(1);
   });
   it('refusedCursorsStayRefused: a cursor refused, then served with the same query (its limit aside)', () => {
     const refused = seen('/api/v1/items?cursor=k1', { status: 400, responseBody: '{"code":"invalid_cursor"}' });

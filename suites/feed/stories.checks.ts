@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Buffer } from 'node:buffer';
 import { AssertionViolation, check, expect, fail, precondition, PreconditionFailed, checkGroup } from '../../src/harness.js';
-import { discoveredStoryIds, feedGet, liveStory, mergedStory, profile, storyPath, storyResponse, storyStatus } from '../../src/feed.js';
+import { discoveredStoryIds, feedGet, needsAccess, liveStory, mergedStory, profile, storyPath, storyResponse, storyStatus } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
 import { baseUrl, operationPath } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -170,6 +170,8 @@ checkGroup('story ids the endpoint does not serve', () => {
       // The statuses the story operation lists for a refusal: 404, and 400 or 403 (every operation's); a 414 or another
       // 4xx is none of them. A 429 or 503 that outlasted the client's retries says nothing about the id.
       if (res.status === 429 || res.status === 503) return t.notApplicable(`the story endpoint answered ${res.status} after the client's retries`);
+      // A credential asked for (401) is feed-anonymous-access's finding, not the id's.
+      needsAccess(res, 'the story endpoint');
       if (![400, 403, 404].includes(res.status))
         fail(`a 129-character publicId: ${res.status}, where a refusal the story operation lists (400, 403 or 404) is required`);
     },

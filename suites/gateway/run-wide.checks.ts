@@ -440,11 +440,14 @@ function sseBlocks(body: string, cut: boolean): { event?: string; data: string }
  * the application never sees). An event whose data is not JSON with a string type is not judged.
  */
 async function everyVendorBStreamEventNamed(t: CheckTools): Promise<void> {
+  // Asked for a stream: an event stream answering "stream": false (or no stream field) is gw-stream-false-json's finding.
+  const asked = (x: Exchange) => /"stream"\s*:\s*true/.test(x.requestBody ?? '');
   const streams = gatewayExchanges().filter(
     (x) =>
       x.method === 'POST' &&
       pathOf(x) === '/v1/messages' &&
       x.status === 200 &&
+      asked(x) &&
       /event-stream/i.test(x.responseHeaders?.['content-type'] ?? '') &&
       x.responseBody,
   );
