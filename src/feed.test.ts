@@ -41,3 +41,20 @@ describe('client rule feed-client-cursor-restart: after invalid_cursor the clien
     expect(new Set(ids).size).toBe(ids.length);
   });
 });
+
+describe('compareLive: two requests compared on a feed that may move', () => {
+  const answer = (body: string) => ({ body, header: () => undefined }) as unknown as import('./http.js').HttpResponse;
+  const series = (...bodies: string[]) => {
+    let i = 0;
+    return async () => answer(bodies[Math.min(i++, bodies.length - 1)]!);
+  };
+  const key = (r: import('./http.js').HttpResponse) => r.body;
+  test('b differs while a stays, and b answers as it did when asked again: different', async () => {
+    const { compareLive } = await import('./feed.js');
+    expect((await compareLive(series('A', 'A'), series('B', 'B'), key)).outcome).toBe('different');
+  });
+  test('a change undone at once (b once without a row, then with it again): the same', async () => {
+    const { compareLive } = await import('./feed.js');
+    expect((await compareLive(series('A', 'A'), series('B', 'A'), key)).outcome).toBe('same');
+  });
+});

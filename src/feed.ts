@@ -231,9 +231,10 @@ export const fromCache = (r: HttpResponse) => Number(r.header('age') ?? 0) > 0;
 /**
  * Whether request `b` gives the same `key` as request `a`, on a feed that may change between any two requests.
  * `a`, then at once `b`; when they differ, at once `a` again: equal to `b`, the feed moved before `b` (the same);
- * equal to the first `a`, nothing moved and `b` differs (content only moves on: an edit or an addition is not
- * undone), unless one of the three came from a cache (Age above 0: an older answer). When all three differ the feed
- * moved twice, and the comparison is tried again, `tries` times in all (default 3); then it is undecided ('moving').
+ * equal to the first `a`, nothing moved and `b` differs, unless one of the three came from a cache (Age above 0: an
+ * older answer) or a fourth, `b` again, answers otherwise (a change undone at once: a row deselected and selected
+ * again). When they all differ the feed moved twice, and the comparison is tried again, `tries` times in all (default
+ * 3); then it is undecided ('moving').
  */
 export async function compareLive(
   a: (o: { continuation: boolean }) => Promise<HttpResponse>,
@@ -253,8 +254,15 @@ export async function compareLive(
     const again = await a({ continuation: true });
     responses.push(again);
     if (key(again) === key(second)) return { outcome: 'same', first: again, second, responses };
-    // Nothing moved, unless a cache answered: a stored answer may be older than `b`'s fresh one (Age above 0).
-    if (key(again) === key(first) && ![first, second, again].some(fromCache)) return { outcome: 'different', first, second, responses };
+    // Nothing moved, unless a cache answered: a stored answer may be older than `b`'s fresh one (Age above 0). A live
+    // feed may also undo a change at once (a row deselected and selected again an instant later): `b` is asked once
+    // more, and differs only when it answers as it did.
+    if (key(again) === key(first) && ![first, second, again].some(fromCache)) {
+      const twice = await b({ continuation: true });
+      responses.push(twice);
+      if (key(twice) === key(second) && !fromCache(twice)) return { outcome: 'different', first, second, responses };
+      if (key(twice) === key(again)) return { outcome: 'same', first: again, second: twice, responses };
+    }
     if (attempt + 1 >= tries) return { outcome: 'moving', first, second, responses };
   }
 }
