@@ -355,12 +355,11 @@ export function hotTopicsSMaxAge(seen: Seen[]): Judged {
   // obey it take it off, so one a client sees is one no cache applied.)
   for (const s of of) {
     const h = s.x.responseHeaders ?? {};
-    for (const name of ['cdn-cache-control']) {
-      const v = h[name];
-      if (v === undefined) continue;
-      const maxAge = directiveValues(v, 'max-age').find((d): d is string => typeof d === 'string' && /^\d+$/.test(d));
-      const age = sMaxAge(v) ?? (maxAge === undefined ? undefined : Number(maxAge));
-      if (age !== undefined && age !== 60) bad.push(`${at(s)}: ${name} "${v}" (shared caches follow it before Cache-Control)`);
+    const cdn = h['cdn-cache-control'];
+    if (cdn !== undefined) {
+      const maxAge = directiveValues(cdn, 'max-age').find((d): d is string => typeof d === 'string' && /^\d+$/.test(d));
+      const age = sMaxAge(cdn) ?? (maxAge === undefined ? undefined : Number(maxAge));
+      if (age !== undefined && age !== 60) bad.push(`${at(s)}: cdn-cache-control "${cdn}" (shared caches follow it before Cache-Control)`);
     }
     if (/(^|,)\s*\*\s*(,|$)/.test(h.vary ?? '')) bad.push(`${at(s)}: Vary "${h.vary}" (no shared cache may reuse it)`);
   }

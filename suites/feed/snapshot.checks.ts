@@ -88,7 +88,7 @@ async function takeSnapshot(query: Record<string, string | number> = {}, pagesAt
 // fields=default explicitly (the document's default): the change feed's upserts carry full items.
 const snapshotA = () => once('snapshot-a', () => takeSnapshot({ fields: 'default' }));
 /** The first changes call with snapshot A's cursor (the procedure's reconciling call), asked once and shared. */
-const firstChangesA = (cursor: string) => once('changes-a-first', () => feedGet(CHANGES, { query: { [profile().changes.cursorParam!]: cursor } }));
+const firstChangesA = () => once('changes-a-first', async () => feedGet(CHANGES, { query: { [profile().changes.cursorParam!]: (await snapshotA()).cursor } }));
 
 /**
  * A second walk with another page size, chosen from what the first walk saw: about four pages over a set that fit
@@ -519,7 +519,7 @@ describe.sequential('the change feed', () => {
     async (t) => {
       const s = await snapshotA();
       t.cite(s.pages[0]!.res);
-      const res = await firstChangesA(s.cursor);
+      const res = await firstChangesA();
       t.cite(res);
       needsAccess(res, 'the changes endpoint');
       expect(res.status, `GET ${CHANGES} with the snapshot cursor`).toBe(200);
@@ -558,7 +558,7 @@ describe.sequential('the change feed', () => {
       const a = await snapshotA();
       precondition(!a.failure, `${a.failure ?? ''} (feed-snapshot-paging judges that)`);
       precondition(a.complete, `the selected set has more than ${MAX_PAGES} pages; the procedure was not run to its end`);
-      const first = await changesAfter(a.cursor, 10, await firstChangesA(a.cursor));
+      const first = await changesAfter(a.cursor, 10, await firstChangesA());
       t.cite(...a.pages.map((p) => p.res), ...first.res);
       const mirror = new Map(a.items);
       for (const c of first.changes) {
