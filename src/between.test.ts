@@ -16,6 +16,7 @@ import {
   smallSnapshotPagesHaveMore,
   snapshotWalkFields,
   noStaleHead,
+  viewLacks,
   type Seen,
 } from './between.js';
 import { outline, type Exchange } from './http.js';
@@ -280,5 +281,61 @@ describe('the run-wide rules across requests: a HEAD after its URL moved on', ()
     expect(noStaleHead([a, b, old, b2]).judged).toBe(0);
     // A HEAD with the newer ETag: nothing to judge.
     expect(noStaleHead([a, b, as(seen(url, {}), 'HEAD', 'W/"b"'), b2])).toEqual({ judged: 0, bad: [] });
+  });
+});
+
+describe('a view of the listing against plain listings read around it', () => {
+  const now = Date.parse('2026-11-27T12:00:00Z');
+  const row = (id: string, hoursAgo: number, category: string, title = id) => {
+    const at = new Date(now - hoursAgo * 3_600_000).toISOString();
+    return { id, title, category, publishedAt: at, discoveredAt: at };
+  };
+  const a = row('a', 1, 'review');
+  const b = row('b', 2, 'platform');
+  const c = row('c', 3, 'review');
+  const d = row('d', 30, 'review');
+  const judge = (
+    view: Record<string, unknown>[],
+    hasMore: boolean,
+    bases = [
+      [a, b, c, d],
+      [a, b, c, d],
+    ],
+  ) => viewLacks({ bases, view: { rows: view, hasMore, date: now }, spec: { kind: 'category', category: 'review' }, id: 'id', category: 'category' });
+  it('expects each unchanged row of its category within its reach, and names the one it lacks', () => {
+    expect(judge([a, c, d], false)).toEqual({ expected: ['a', 'c', 'd'], missing: [] });
+    expect(judge([a, d], false)).toEqual({ expected: ['a', 'c', 'd'], missing: ['c'] });
+  });
+  it('judges no row at or past its last row when it has more pages, nor a row that changed between the plain listings', () => {
+    expect(judge([a, c], true)).toEqual({ expected: ['a'], missing: [] });
+    expect(
+      judge([d], false, [
+        [a, b, c, d],
+        [row('a', 1, 'review', 'a (edited)'), b, c, d],
+      ]),
+    ).toEqual({ expected: ['c', 'd'], missing: ['c'] });
+  });
+  it('takes the last 24 hours for window=24h, and the publication time for by=published', () => {
+    const w = viewLacks({
+      bases: [
+        [a, b, c, d],
+        [a, b, c, d],
+      ],
+      view: { rows: [a, b], hasMore: false, date: now },
+      spec: { kind: 'window' },
+      id: 'id',
+    });
+    expect(w).toEqual({ expected: ['a', 'b', 'c'], missing: ['c'] });
+    const late = { ...b, publishedAt: new Date(now - 100 * 3_600_000).toISOString() };
+    const p = viewLacks({
+      bases: [
+        [a, late, c],
+        [a, late, c],
+      ],
+      view: { rows: [a, c], hasMore: true, date: now },
+      spec: { kind: 'published' },
+      id: 'id',
+    });
+    expect(p).toEqual({ expected: ['a'], missing: [] });
   });
 });

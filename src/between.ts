@@ -137,16 +137,17 @@ export function contentOf(s: Seen): string | undefined {
 /**
  * The first 200 of each listing URL the run read (no cursor, not from a cache, an ETag and a JSON body), earliest
  * first, one per set of parameter names and at most `max`: listings a live feed changes as the run goes on, each a
- * different filter. The query `skip` names (a cursor) are left out; so is the listing without parameters.
+ * different filter. The query `skip` names (a cursor) are left out; so is the listing without parameters; with `only`,
+ * only URLs that carry that parameter (continuation pages: `cursor`).
  */
-export function firstListings(seen: Seen[], o: { path: string; skip: string[]; max: number; before: number }): Seen[] {
+export function firstListings(seen: Seen[], o: { path: string; skip: string[]; max: number; before: number; only?: string }): Seen[] {
   const out: Seen[] = [];
   const kinds = new Set<string>();
   for (const s of seen) {
     if (s.path !== o.path || s.x.method !== 'GET' || s.status !== 200 || !s.etag || s.cached || s.received > o.before) continue;
     if (s.body === undefined && s.digest === undefined) continue;
     const names = [...new URL(s.x.url).searchParams.keys()].sort();
-    if (names.length === 0 || names.some((n) => o.skip.includes(n))) continue;
+    if (names.length === 0 || names.some((n) => o.skip.includes(n)) || (o.only !== undefined && !names.includes(o.only))) continue;
     const kind = names.join('&');
     if (kinds.has(kind)) continue;
     kinds.add(kind);
@@ -1312,4 +1313,51 @@ export function changedIds(seen: Seen[], p: { list: string; itemId: string; remo
       for (const id of [field(ch, p.itemId), field(ch, p.removedId)]) if (typeof id === 'string') out.add(id);
     }
   return out;
+}
+
+/** One view of the selected listing a client may ask for: a category, the publication order, the last 24 hours, or mode=all. */
+export type ItemsView = { kind: 'category'; category: string } | { kind: 'published' } | { kind: 'window' } | { kind: 'mode' };
+
+/**
+ * The rows a view of the listing lacks, judged against plain listings (selected, timeline order, 7d) read around it
+ * (one before it; one after it too, when it is read again). A row is expected in the view when every plain listing shows it with one image (nothing about it
+ * changed meanwhile), the view's filter takes it (its category; any row for the other views), its time under the
+ * view's order is well inside the view's window (judged by the view's Date, CLOCK_TOLERANCE_MS inside the edge), and,
+ * when the view has more pages, it is newer than the view's last row under that order (a tie is not judged: which of
+ * two rows of one time comes first is the deployment's). A view whose last row has no time under its order is not
+ * judged (where it reaches is not known). Returns the ids expected and the ones the view lacks.
+ */
+export function viewLacks(o: {
+  bases: Record<string, unknown>[][];
+  view: { rows: Record<string, unknown>[]; hasMore: boolean; date: number };
+  spec: ItemsView;
+  id: string;
+  category?: string;
+}): { expected: string[]; missing: string[] } | undefined {
+  const idOf = (r: unknown) => {
+    const id = field(r, o.id);
+    return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+  };
+  const by = o.spec.kind === 'published' ? 'published' : 'timeline';
+  const window = WINDOW_MS[o.spec.kind === 'window' ? '24h' : '7d']!;
+  const last = o.view.rows.at(-1);
+  const lastTime = last ? effectiveTime(last, by) : undefined;
+  if (o.view.hasMore && lastTime === undefined) return undefined;
+  const images = o.bases.map((rows) => new Map(rows.map((r) => [idOf(r), JSON.stringify(r)])));
+  const inView = new Set(o.view.rows.map(idOf));
+  const expected: string[] = [];
+  const missing: string[] = [];
+  for (const r of o.bases[0] ?? []) {
+    const id = idOf(r);
+    if (id === undefined) continue;
+    const image = images[0]!.get(id);
+    if (!images.every((m) => m.get(id) === image)) continue;
+    if (o.spec.kind === 'category' && (o.category === undefined || field(r, o.category) !== o.spec.category)) continue;
+    const t = effectiveTime(r, by);
+    if (t === undefined || t < o.view.date - window + CLOCK_TOLERANCE_MS || t > o.view.date) continue;
+    if (o.view.hasMore && !(t > lastTime!)) continue;
+    expected.push(id);
+    if (!inView.has(id)) missing.push(id);
+  }
+  return { expected, missing };
 }

@@ -72,6 +72,8 @@ import {
   versionsNeverReturn,
   nextPagesAccepted,
   changedIds,
+  viewLacks,
+  type ItemsView,
 } from '../../src/between.js';
 
 /** The run's exchanges with the feed: under its base URL (a redirect followed out of a path prefix reached something else). */
@@ -189,13 +191,23 @@ describe.sequential('the listings read first, revalidated at the end of the run'
   check(
     {
       id: 'feed-run-first-listings-revalidated',
-      title: 'the filtered listings the run read first, asked at its end with their first ETag, do not answer 304 once their content has changed',
+      title:
+        'the filtered listings and continuation pages the run read first, asked at its end with their first ETag, do not answer 304 once their content has changed',
       requirements: ['feed-changed-resource-200'],
     },
     async (t) => {
       // Listings read at least this long ago, each another set of parameters (a filter, a window, a mode, a search):
       // a live feed changes some of them meanwhile, and a validator computed over the query, or kept per URL, says 304.
-      const firsts = firstListings(runSeen(), { path: '/api/v1/items', skip: ['cursor'], max: 5, before: Date.now() - 1000 });
+      // A continuation page too (the one of the smallest limit: nearest the head, where a live feed edits most): a
+      // page's ETag computed over the ids it lists misses an edit of one of its rows.
+      const before = Date.now() - 1000;
+      const limitOf = (s: Seen) => Number(new URL(s.x.url).searchParams.get('limit') ?? 50) || 50;
+      const firsts = [
+        ...firstListings(runSeen(), { path: '/api/v1/items', skip: ['cursor'], max: 5, before }),
+        ...firstListings(runSeen(), { path: '/api/v1/items', skip: [], only: 'cursor', max: 20, before })
+          .sort((a, b) => limitOf(a) - limitOf(b))
+          .slice(0, 1),
+      ];
       if (firsts.length === 0) return t.notApplicable('the run read no filtered listing with an ETag');
       let changed = 0;
       for (const s of firsts) {
@@ -284,6 +296,153 @@ describe.sequential('the changes backlog, paged', () => {
 });
 
 // After every other feed check: these read every response the run saw.
+// Late in the run, after the changes a live feed made during it: each view of the listing read between two plain
+// listings, all at URLs the run has not asked before (no cache, a server's own included, can answer them with an older
+// copy), and what a view lacks asked again at other such URLs before it is named.
+const VIEW_LIMITS = [99, 98, 97, 96, 95, 94, 93, 92, 91, 90, 89, 88, 87, 86, 85, 84, 83, 82, 81, 80];
+/**
+ * The views read late: the categories the plain listing's newest rows carry most (two), and the publication order.
+ * (window=24h and mode=all pages are held to the listings around them by the run-wide rules over the run's own pages:
+ * feed-run-items-window-pages-complete, feed-run-items-all-mode-pages-complete.)
+ */
+const MAX_VIEW_CATEGORIES = 2;
+interface ViewsRead {
+  bases: HttpResponse[];
+  views: { spec: ItemsView; label: string; res: HttpResponse; again?: HttpResponse; lacks?: { expected: string[]; missing: string[] } }[];
+}
+const viewLabel = (v: ItemsView) =>
+  v.kind === 'category' ? `category=${v.category}` : v.kind === 'published' ? 'by=published' : v.kind === 'window' ? 'window=24h' : 'mode=all';
+const viewQuery = (v: ItemsView): Record<string, string> =>
+  v.kind === 'category' ? { category: v.category } : v.kind === 'published' ? { by: 'published' } : v.kind === 'window' ? { window: '24h' } : { mode: 'all' };
+
+function viewsRead(): Promise<ViewsRead> {
+  return once('late:views', async () => {
+    const asked = new Set(runExchanges('feed').map((x) => sortedQuery(x.url)));
+    const fresh = (query: Record<string, string>) => {
+      for (const limit of VIEW_LIMITS) {
+        const q = { ...query, limit: String(limit) };
+        const key = sortedQuery(`http://x/api/v1/items?${new URLSearchParams(q)}`);
+        if (!asked.has(key)) {
+          asked.add(key);
+          return q;
+        }
+      }
+      return undefined;
+    };
+    const p = profile().items;
+    const rowsOf = (r: HttpResponse) => (r.status === 200 ? (listOf(inputJson(r, `GET ${r.url}`), p.list!) as Record<string, unknown>[]) : []);
+    const base = () => {
+      const q = fresh({});
+      return q ? feedGet('/api/v1/items', { query: q }) : undefined;
+    };
+    const first = await base();
+    if (!first) return { bases: [], views: [] };
+    const categories = new Map<string, number>();
+    for (const r of rowsOf(first).slice(0, 20)) {
+      const c = p.category ? field(r, p.category) : undefined;
+      if (typeof c === 'string' && c.trim()) categories.set(c, (categories.get(c) ?? 0) + 1);
+    }
+    const specs: ItemsView[] = [
+      ...[...categories]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, MAX_VIEW_CATEGORIES)
+        .map(([category]) => ({ kind: 'category' as const, category })),
+      { kind: 'published' },
+    ];
+    const ask = (spec: ItemsView) => {
+      const q = fresh(viewQuery(spec));
+      return q ? feedGet('/api/v1/items', { query: q }) : undefined;
+    };
+    const views: ViewsRead['views'] = [];
+    for (const v of await Promise.all(specs.map(async (spec) => ({ spec, label: viewLabel(spec), res: await ask(spec) }))))
+      if (v.res) views.push({ spec: v.spec, label: v.label, res: v.res });
+    // One plain listing before the views; one more after them only when a view lacks a row (below), so a conformant
+    // run pays one request for it.
+    const bases = [first];
+    const out: ViewsRead = { bases, views };
+    const judgeView = (bs: HttpResponse[], v: HttpResponse, spec: ItemsView) => {
+      if ([...bs, v].some((r) => r.status !== 200 || fromCache(r))) return undefined;
+      const hasMore = field(inputJson(v, `GET ${v.url}`), p.hasMore!);
+      if (typeof hasMore !== 'boolean') return undefined;
+      const date = Date.parse(v.header('date') ?? '');
+      return viewLacks({
+        bases: bs.map(rowsOf),
+        view: { rows: rowsOf(v), hasMore, date: Number.isNaN(date) ? Date.now() : date },
+        spec,
+        id: p.id!,
+        ...(p.category ? { category: p.category } : {}),
+      });
+    };
+    for (const v of out.views) v.lacks = judgeView(bases, v.res, v.spec);
+    // A view that lacks rows is read once more (at another new URL), then the plain listing once more: only the rows it
+    // lacks both times, with one image in both plain listings (nothing about them changed in between), are named (a
+    // row taken out of the selection and put back at once is missed by one read only).
+    const lacking = out.views.filter((v) => v.lacks?.missing.length);
+    if (lacking.length) {
+      const again = await Promise.all(lacking.map((v) => ask(v.spec)));
+      const second = await base();
+      lacking.forEach((v, i) => {
+        const res = again[i];
+        if (!res || !second) return (v.lacks = undefined);
+        v.again = res;
+        const later = judgeView([first, second], res, v.spec);
+        const still = new Set(later?.missing ?? []);
+        v.lacks = { expected: v.lacks!.expected, missing: v.lacks!.missing.filter((id) => still.has(id)) };
+      });
+      if (second) bases.push(second);
+    }
+    return out;
+  });
+}
+
+/** A URL's path and its query parameters in one order: two requests of one query compare equal. */
+function sortedQuery(url: string): string {
+  const u = new URL(url);
+  const q = [...u.searchParams].sort(([a, x], [b, y]) => (a === b ? x.localeCompare(y) : a.localeCompare(b)));
+  return `${operationPath('feed', u.href) ?? u.pathname}?${new URLSearchParams(q)}`;
+}
+
+describe.sequential('each view of the listing, read late between two plain listings', () => {
+  for (const [kind, requirement, what] of [
+    ['category', 'feed-items-category-selects', 'a category=X listing holds each row of category X'],
+    ['published', 'feed-items-by-published', 'a by=published listing holds each row published within its window'],
+  ] as const)
+    check(
+      {
+        id: `feed-run-items-${kind}-view-complete`,
+        title: `late in the run, ${what} that a plain listing read just before it shows, within its reach, and again when asked once more (at URLs not asked before, so no cache answers)`,
+        requirements: [requirement],
+      },
+      async (t) => {
+        const read = await viewsRead();
+        t.cite(...read.bases);
+        const mine = read.views.filter((v) => v.spec.kind === kind);
+        if (mine.length === 0)
+          return t.notApplicable(kind === 'category' ? 'the plain listing showed no row with a category' : 'the run had asked every limit this view would use');
+        let judged = 0;
+        const bad: string[] = [];
+        for (const v of mine) {
+          t.cite(v.res, ...(v.again ? [v.again] : []));
+          if (!v.lacks) continue;
+          judged += v.lacks.expected.length;
+          if (v.lacks.missing.length)
+            bad.push(
+              `${v.label} (GET ${sortedQuery(v.res.url)}${v.again ? `, and again as GET ${sortedQuery(v.again.url)}` : ''}) lacks ${v.lacks.missing.slice(0, 3).join(', ')}${v.lacks.missing.length > 3 ? ` and ${v.lacks.missing.length - 3} more` : ''}`,
+            );
+        }
+        if (judged === 0)
+          return t.notApplicable(
+            `no row of the plain listings was inside the reach of ${mine.map((v) => v.label).join(', ')} (or a listing answered other than 200, or from a cache)`,
+          );
+        t.observe('rows expected', `${judged} in ${mine.map((v) => v.label).join(', ')}`);
+        if (bad.length)
+          t.violation(
+            `${bad.join('; ')}: rows that plain listings (selected, by=timeline, 7d) read before and after it show, unchanged, inside its window and newer than its last row`,
+          );
+      },
+    );
+});
+
 describe.sequential('every request the run sent without a credential', () => {
   check(
     {
@@ -620,6 +779,36 @@ function runItems(): { items: { x: Exchange; item: Record<string, unknown>; full
   }
   return { items: out, pages };
 }
+
+describe.sequential('every story the run read', () => {
+  check(
+    {
+      id: 'feed-every-story-timeline-reverse-chronological',
+      title: 'every story 200 the run read (the one a 308 led to, a referenced one, one read again late) lists its coverage timeline newest first',
+      requirements: ['feed-story-timeline-order'],
+    },
+    async (t) => {
+      const p = profile().story;
+      const stories = operationExchanges().filter(
+        (x) => x.method === 'GET' && x.status === 200 && !x.truncated && !framedOnWire(x) && operationPath('feed', x.url)!.startsWith('/api/v1/stories/'),
+      );
+      let judged = 0;
+      const bad: string[] = [];
+      for (const x of stories) {
+        const timeline = field(field(parsed(x), p.root!), p.timeline!);
+        if (!Array.isArray(timeline) || timeline.length < 2) continue;
+        judged++;
+        // Undated entries are feed-story-timeline-order's own check's finding; the order is judged between dated ones.
+        const times = timeline.map((e) => Date.parse(String(field(e, p.timelineTime!)))).filter((n) => !Number.isNaN(n));
+        const at = times.findIndex((n, i) => i > 0 && n > times[i - 1]!);
+        if (at > 0) bad.push(`${where(x)}: an entry of ${new Date(times[at]!).toISOString()} after one of ${new Date(times[at - 1]!).toISOString()}`);
+      }
+      if (judged === 0) return t.notApplicable('the run read no story with two timeline entries or more');
+      t.observe('stories read', String(judged));
+      violations(t, bad, judged, 'story timelines were not newest first', (b) => b);
+    },
+  );
+});
 
 describe.sequential('every item the run saw', () => {
   check(
@@ -1285,9 +1474,25 @@ const BACKLOG_SPARE_PAGES = 2;
 /** A changes page from `cursor`, with `limit`; undefined when the endpoint refused the limit (400). */
 async function changesPage(cursor: string, limit: number, t: CheckTools): Promise<{ res: HttpResponse; body: unknown } | undefined> {
   const p = profile().changes;
-  const res = await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: cursor, limit } });
+  const ask = (q: Record<string, string | number>) => feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: cursor, ...q } });
+  const res = await ask({ limit });
   t.cite(res);
   if (res.status === 400) return undefined;
+  // Another refusal of the cursor (409 snapshot_required, 404, 410): the same cursor asked without limit, then with it
+  // once more. Served plainly (not from a cache) and refused again with limit, the cursor was refused for the limit
+  // alone, under a code that tells the client to take a new snapshot.
+  if (res.status >= 401 && res.status < 500 && res.status !== 429) {
+    const plain = await ask({});
+    t.cite(plain);
+    if (plain.status === 200 && !fromCache(plain)) {
+      const again = await ask({ limit });
+      t.cite(again);
+      if (again.status === res.status)
+        throw new AssertionViolation(
+          `a sync cursor of the run answered ${res.status} with limit=${limit} (twice), and 200 without limit between them: the cursor is valid, and the refusal, which tells a client to take a new snapshot, is of the limit alone`,
+        );
+    }
+  }
   precondition(res.status === 200, `GET /api/v1/selected/changes with a sync cursor of the run answered ${res.status}`);
   return { res, body: inputJson(res, 'GET /api/v1/selected/changes with a sync cursor of the run') };
 }

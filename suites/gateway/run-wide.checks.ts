@@ -169,6 +169,90 @@ async function everyOwnErrorCodeFits(t: CheckTools): Promise<void> {
  */
 const NOT_ABOUT_A_KEY = ['bad_request_body', 'read_request_body_failed', 'convert_request_failed', 'sensitive_words_detected', 'prompt_blocked'];
 
+/** The model a request named: its JSON body's model (/v1), vendor C's path segment, a handshake's ?model=. */
+function modelOf(x: Exchange): string | undefined {
+  const path = pathOf(x);
+  const inPath = /models\/([^/:?]+):/.exec(path)?.[1];
+  if (inPath) return decodeURIComponent(inPath);
+  const inQuery = new URL(x.url).searchParams.get('model');
+  if (inQuery) return inQuery;
+  try {
+    const m = (JSON.parse(x.requestBody ?? '') as { model?: unknown }).model;
+    return typeof m === 'string' ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The configured keys a request carried (recorded under their variables' names), in any header or `key=`. */
+const keysOf = (x: Exchange): string[] => [...new Set(credentialsOf(x).flatMap((c) => c.match(/\$[A-Z][A-Z0-9_]*/g) ?? []))];
+
+/** The prompt a generation sent: every string of its messages, contents, input, prompt or system, in order. */
+function promptOf(x: Exchange): string | undefined {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(x.requestBody ?? '') as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null) return undefined;
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null) Object.values(v).forEach(walk);
+  };
+  for (const k of ['system', 'messages', 'contents', 'input', 'prompt']) walk(body[k]);
+  return out.length ? out.join('\u0000') : undefined;
+}
+
+/**
+ * Codes whose meaning names the model or the prompt (the code table): model_not_found "model does not exist or is
+ * not callable by this key", sensitive_words_detected and prompt_blocked the prompt. Each is contradicted by a 2xx
+ * generation the same key was given for that model, or for that very prompt, in the run.
+ */
+const CONTRADICTED_BY_A_SUCCESS: { code: string; of: (x: Exchange) => string | undefined; what: string }[] = [
+  { code: 'model_not_found', of: modelOf, what: 'model' },
+  { code: 'sensitive_words_detected', of: promptOf, what: 'prompt' },
+  { code: 'prompt_blocked', of: promptOf, what: 'prompt' },
+];
+
+/**
+ * Every error of the run coded model_not_found, sensitive_words_detected or prompt_blocked named a model (a prompt)
+ * that the same key was not served in the run: a model this key had a 2xx generation of, in any protocol, exists and
+ * is callable by it; a prompt it was served is neither sensitive nor blocked. (Whether the 2xx came before or after
+ * the error does not matter: the run lasts seconds, and a key's group does not change during it.)
+ */
+async function everyCodeNotContradicted(t: CheckTools): Promise<void> {
+  const all = gatewayExchanges().filter((x) => x.status !== undefined && !x.truncated && DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!));
+  const successes = all.filter((e) => e.status! >= 200 && e.status! < 300 && e.method === 'POST');
+  let judged = 0;
+  for (const rule of CONTRADICTED_BY_A_SUCCESS) {
+    const served = new Map<string, string>();
+    for (const x of successes) {
+      const v = rule.of(x);
+      if (v) for (const k of keysOf(x)) served.set(`${k}\u0000${v}`, `${x.method} ${x.url}`);
+    }
+    for (const x of all.filter((e) => e.status! >= 400 && looseErrorCodes(e.responseBody ?? '').includes(rule.code))) {
+      const v = rule.of(x);
+      if (!v) continue;
+      judged++;
+      const by = keysOf(x)
+        .map((k) => served.get(`${k}\u0000${v}`))
+        .find((w) => w !== undefined);
+      if (by)
+        t.violation(
+          `${x.method} ${x.url} (${x.status}): code ${rule.code} for a ${rule.what} (${rule.what === 'model' ? v : JSON.stringify(v.slice(0, 60))}) the same key was served (${by})`,
+        );
+    }
+  }
+  if (judged === 0)
+    return t.notApplicable(
+      `the run saw no error coded ${CONTRADICTED_BY_A_SUCCESS.map((r) => r.code).join(', ')} on a request whose model or prompt it could read`,
+    );
+  t.observe('errors judged', String(judged));
+}
+
 /** Every vendor B error the gateway produced itself holds a code of the code tables in error.type ("string holding the code value"). */
 async function everyOwnVendorBTypeACode(t: CheckTools): Promise<void> {
   const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && ownError(x) !== undefined);
@@ -289,8 +373,11 @@ async function everyUnknownModelRefused(t: CheckTools): Promise<void> {
  * proxy in front of the gateway (the IP-level limit, an outage) answers them in its own form.
  */
 async function everyRequestDefectJson(t: CheckTools): Promise<void> {
+  // The 404s of the paths the suite made up too: whether such a path's answer is JSON is not judged (a front end may
+  // answer an unknown path with its own page), but a JSON body there must be labelled JSON like any other.
+  const madeUpPath = (x: Exchange) => x.status === 404 && pathOf(x).includes('conformance-no-such-path');
   const seen = gatewayExchanges().filter(
-    (x) => [400, 401, 403, 404].includes(x.status!) && !x.truncated && x.method !== 'HEAD' && DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!),
+    (x) => [400, 401, 403, 404].includes(x.status!) && !x.truncated && x.method !== 'HEAD' && (DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!) || madeUpPath(x)),
   );
   if (seen.length === 0) return t.notApplicable('the run saw no 400, 401, 403 or 404 on a documented path');
   // An empty body is no body to be JSON (a HEAD's, a 401 some stacks send bare): not judged. A JSON body must say so:
@@ -300,7 +387,7 @@ async function everyRequestDefectJson(t: CheckTools): Promise<void> {
     try {
       JSON.parse(x.responseBody!);
     } catch {
-      return true;
+      return !madeUpPath(x);
     }
     return !JSON_MEDIA_TYPE.test(x.responseHeaders?.['content-type'] ?? '');
   });
@@ -505,10 +592,95 @@ describe.sequential('every refusal the run saw: its code, its model, its body', 
   check(
     {
       id: 'gw-every-request-defect-json',
-      title: 'every 400, 401, 403 and 404 of the run on a documented path, vendor C included, that had a body had a JSON one, labelled JSON',
+      title:
+        'every 400, 401, 403 and 404 of the run on a documented path, vendor C included, that had a body had a JSON one, labelled JSON (a JSON 404 of a path that does not exist labelled JSON too)',
       requirements: ['gw-bodies-json'],
     },
     everyRequestDefectJson,
+  );
+});
+
+/**
+ * Every model listing (GET /v1/models, 200) of the run with one key names the same models: a key "belongs to one
+ * service group", and the group decides which models it may call, whatever the key form or the moment of the run.
+ */
+async function everyListingOfAKeyOneGroup(t: CheckTools): Promise<void> {
+  const listings = gatewayExchanges().filter(
+    (x) => x.method === 'GET' && pathOf(x).split('?')[0]!.replace(/\/+$/, '').endsWith('/v1/models') && x.status === 200 && !x.truncated,
+  );
+  const byKey = new Map<string, { x: Exchange; ids: string }[]>();
+  for (const x of listings) {
+    let data: unknown;
+    try {
+      data = (JSON.parse(x.responseBody ?? '') as { data?: unknown }).data;
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(data)) continue;
+    const ids = JSON.stringify([...new Set(data.map((m) => String((m as { id?: unknown })?.id)))].sort());
+    const keys = keysOf(x);
+    if (keys.length !== 1) continue;
+    byKey.set(keys[0]!, [...(byKey.get(keys[0]!) ?? []), { x, ids }]);
+  }
+  const compared = [...byKey.values()].filter((l) => l.length > 1);
+  if (compared.length === 0) return t.notApplicable('the run read no two model listings with one key');
+  for (const [key, l] of byKey)
+    for (const other of l.filter((e) => e.ids !== l[0]!.ids))
+      t.violation(
+        `${key}: GET ${l[0]!.x.url} listed ${l[0]!.ids.slice(0, 200)}, GET ${other.x.url} listed ${other.ids.slice(0, 200)}: one key belongs to one group, which decides its models`,
+      );
+  t.observe('listings compared', `${compared.reduce((n, l) => n + l.length, 0)} with ${compared.length} key(s)`);
+}
+
+/**
+ * Realtime handshakes the key rules refuse: a made-up key, a key in a refused state, no credential, or the key only in
+ * `key=` (which vendor A interfaces do not read). When at least three of them answered 5xx on every attempt while the
+ * handshake opened sessions (101) for other requests meanwhile, the 5xx is the deployment's answer to the refusal,
+ * not an outage (an outage that refuses one request in a few does not refuse every attempt of three in a row).
+ */
+async function everyRefusedHandshakeAnswered(t: CheckTools): Promise<void> {
+  const hs = gatewayExchanges().filter((x) => x.method === WS_HANDSHAKE && x.status !== undefined && !namesUnknownModel(x));
+  const headerKeys = (x: Exchange) => Object.values(x.requestHeaders ?? {}).filter((v) => /\$GATEWAY_|sk-/.test(v));
+  const refused = hs.filter((x) => {
+    const creds = credentialsOf(x);
+    if (creds.some((c) => madeUp(c) || REFUSED_KEY.test(c))) return true;
+    return headerKeys(x).length === 0;
+  });
+  if (refused.filter((x) => x.attempt === 0).length < 3) return t.notApplicable('the run sent fewer than three realtime handshakes the key rules refuse');
+  const byRequest = new Map<string, Exchange[]>();
+  for (const x of refused)
+    byRequest.set(`${x.url} ${JSON.stringify(x.requestHeaders)}`, [...(byRequest.get(`${x.url} ${JSON.stringify(x.requestHeaders)}`) ?? []), x]);
+  const allFailed = [...byRequest.values()].filter((xs) => xs.every((x) => x.status! >= 500));
+  t.observe('refused handshakes', `${byRequest.size}, ${allFailed.length} answered 5xx on every attempt`);
+  if (allFailed.length < 3) return;
+  const times = allFailed.flat().map((x) => Date.parse(x.startedAt));
+  const [from, to] = [Math.min(...times), Math.max(...times)];
+  const opened = hs.filter((x) => x.status === 101 && Date.parse(x.startedAt) > from && Date.parse(x.startedAt) < to);
+  if (opened.length)
+    t.violation(
+      `${allFailed.length} realtime handshakes the key rules refuse answered 5xx on every attempt (${[...new Set(allFailed.flat().map((x) => x.status))].join(', ')}; e.g. ${allFailed[0]![0]!.url}), while ${opened.length} other handshake(s) opened meanwhile: a key the rules refuse is answered 401 or 403`,
+    );
+}
+
+describe.sequential('every realtime handshake the key rules refuse', () => {
+  check(
+    {
+      id: 'gw-every-refused-handshake-answered',
+      title: 'realtime handshakes the key rules refuse (a made-up key, a refused state, no credential) are not answered 5xx on every attempt while others open',
+      requirements: ['gw-key-invalid-401'],
+    },
+    everyRefusedHandshakeAnswered,
+  );
+});
+
+describe.sequential('every model listing of one key', () => {
+  check(
+    {
+      id: 'gw-every-listing-of-a-key-one-group',
+      title: 'every model listing of the run with one key (any key form, any moment) named the same models',
+      requirements: ['gw-key-group-models'],
+    },
+    everyListingOfAKeyOneGroup,
   );
 });
 
@@ -521,6 +693,16 @@ describe.sequential('every error the gateway produced itself', () => {
       requirements: ['gw-error-code-values'],
     },
     everyOwnErrorCodeFits,
+  );
+
+  check(
+    {
+      id: 'gw-every-code-not-contradicted',
+      title:
+        'every error of the run coded model_not_found (sensitive_words_detected, prompt_blocked) named a model (a prompt) the same key was not served, a 2xx generation, in the run',
+      requirements: ['gw-error-code-values'],
+    },
+    everyCodeNotContradicted,
   );
 
   check(
