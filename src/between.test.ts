@@ -315,6 +315,10 @@ describe('a view of the listing against plain listings read around it', () => {
       ]),
     ).toEqual({ expected: ['c', 'd'], missing: ['c'] });
   });
+  it('reads a view that lists oldest first by its own direction: the rows older than its last one are within its reach', () => {
+    expect(judge([d, c], true)).toEqual({ expected: ['d'], missing: [] });
+    expect(judge([c, a], true)).toEqual({ expected: ['c', 'd'], missing: ['d'] });
+  });
   it('takes the last 24 hours for window=24h, and the publication time for by=published', () => {
     const w = viewLacks({
       bases: [

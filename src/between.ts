@@ -1323,7 +1323,8 @@ export type ItemsView = { kind: 'category'; category: string } | { kind: 'publis
  * (one before it; one after it too, when it is read again). A row is expected in the view when every plain listing shows it with one image (nothing about it
  * changed meanwhile), the view's filter takes it (its category; any row for the other views), its time under the
  * view's order is well inside the view's window (judged by the view's Date, CLOCK_TOLERANCE_MS inside the edge), and,
- * when the view has more pages, it is newer than the view's last row under that order (a tie is not judged: which of
+ * when the view has more pages, it comes before the view's last row under that order, newer (older, in a view that
+ * lists oldest first) (a tie is not judged: which of
  * two rows of one time comes first is the deployment's). A view whose last row has no time under its order is not
  * judged (where it reaches is not known). Returns the ids expected and the ones the view lacks.
  */
@@ -1343,6 +1344,10 @@ export function viewLacks(o: {
   const last = o.view.rows.at(-1);
   const lastTime = last ? effectiveTime(last, by) : undefined;
   if (o.view.hasMore && lastTime === undefined) return undefined;
+  // The view's direction, from its own rows (the document states none): oldest first when its first row is older
+  // than its last. Within its reach are the rows beyond its last one in that direction's opposite.
+  const firstTime = o.view.rows.length ? effectiveTime(o.view.rows[0]!, by) : undefined;
+  const ascending = firstTime !== undefined && lastTime !== undefined && firstTime < lastTime;
   const images = o.bases.map((rows) => new Map(rows.map((r) => [idOf(r), JSON.stringify(r)])));
   const inView = new Set(o.view.rows.map(idOf));
   const expected: string[] = [];
@@ -1355,7 +1360,7 @@ export function viewLacks(o: {
     if (o.spec.kind === 'category' && (o.category === undefined || field(r, o.category) !== o.spec.category)) continue;
     const t = effectiveTime(r, by);
     if (t === undefined || t < o.view.date - window + CLOCK_TOLERANCE_MS || t > o.view.date) continue;
-    if (o.view.hasMore && !(t > lastTime!)) continue;
+    if (o.view.hasMore && !(ascending ? t < lastTime! : t > lastTime!)) continue;
     expected.push(id);
     if (!inView.has(id)) missing.push(id);
   }

@@ -525,9 +525,17 @@ checkGroup('the query a listing is given', () => {
       t.cite(found);
       t.observe('search', `q=${pick.word}&category=${pick.category}: ${found.status}`);
       needsAccess(found, 'the search within a category');
+      if (found.status !== 200) {
+        // The category alone refused too: a value the deployment does not list (the category rules judge that).
+        const alone = await feedGet('/api/v1/items', { query: { mode: 'all', category: pick.category } });
+        t.cite(alone);
+        if (alone.status !== 200) return t.notApplicable(`category=${pick.category} alone answered ${alone.status} (the category checks judge that)`);
+      }
       expect(found.status, `mode=all&q=${pick.word}&category=${pick.category}`).toBe(200);
       const rows = listOf(inputJson(found, `GET ${found.url}`), profile().items.list!);
-      const other = rows.filter((r) => field(r, cat) !== undefined && field(r, cat) !== pick.category);
+      // Compared without case, as the category rule reads a value.
+      const same = (v: unknown) => typeof v === 'string' && v.toLowerCase() === pick.category.toLowerCase();
+      const other = rows.filter((r) => field(r, cat) !== undefined && !same(field(r, cat)));
       if (other.length) t.violation(`${other.length} of ${rows.length} rows are of another category, e.g. ${idOf(other[0])}: ${String(field(other[0], cat))}`);
     },
   );

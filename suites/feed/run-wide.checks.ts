@@ -318,8 +318,12 @@ const viewQuery = (v: ItemsView): Record<string, string> =>
 function viewsRead(): Promise<ViewsRead> {
   return once('late:views', async () => {
     const asked = new Set(runExchanges('feed').map((x) => sortedQuery(x.url)));
+    // The limits in an order of this run's own: two runs close together ask other URLs (a cache in front that sends
+    // no Age may still hold the last run's).
+    const offset = Math.floor(Math.random() * VIEW_LIMITS.length);
+    const limits = [...VIEW_LIMITS.slice(offset), ...VIEW_LIMITS.slice(0, offset)];
     const fresh = (query: Record<string, string>) => {
-      for (const limit of VIEW_LIMITS) {
+      for (const limit of limits) {
         const q = { ...query, limit: String(limit) };
         const key = sortedQuery(`http://x/api/v1/items?${new URLSearchParams(q)}`);
         if (!asked.has(key)) {
@@ -361,7 +365,9 @@ function viewsRead(): Promise<ViewsRead> {
     const bases = [first];
     const out: ViewsRead = { bases, views };
     const judgeView = (bs: HttpResponse[], v: HttpResponse, spec: ItemsView) => {
-      if ([...bs, v].some((r) => r.status !== 200 || fromCache(r))) return undefined;
+      // An answer dated well before it was read is a stored one, Age or not.
+      const stale = (r: HttpResponse) => Date.parse(r.header('date') ?? '') < Date.now() - 15_000;
+      if ([...bs, v].some((r) => r.status !== 200 || fromCache(r) || stale(r))) return undefined;
       const hasMore = field(inputJson(v, `GET ${v.url}`), p.hasMore!);
       if (typeof hasMore !== 'boolean') return undefined;
       const date = Date.parse(v.header('date') ?? '');
@@ -1478,19 +1484,15 @@ async function changesPage(cursor: string, limit: number, t: CheckTools): Promis
   const res = await ask({ limit });
   t.cite(res);
   if (res.status === 400) return undefined;
-  // Another refusal of the cursor (409 snapshot_required, 404, 410): the same cursor asked without limit, then with it
-  // once more. Served plainly (not from a cache) and refused again with limit, the cursor was refused for the limit
-  // alone, under a code that tells the client to take a new snapshot.
+  // Another refusal (409 snapshot_required, 404, 422): the same cursor asked without limit.
   if (res.status >= 401 && res.status < 500 && res.status !== 429) {
     const plain = await ask({});
     t.cite(plain);
+    // The document shows no parameter of the changes endpoint: a deployment may refuse limit in any form. Served
+    // without it, the cursor is valid and the backlog is not paged by limit here.
     if (plain.status === 200 && !fromCache(plain)) {
-      const again = await ask({ limit });
-      t.cite(again);
-      if (again.status === res.status)
-        throw new AssertionViolation(
-          `a sync cursor of the run answered ${res.status} with limit=${limit} (twice), and 200 without limit between them: the cursor is valid, and the refusal, which tells a client to take a new snapshot, is of the limit alone`,
-        );
+      t.observe('limit on the changes endpoint', `refused (${res.status}); the same cursor without limit answered 200`);
+      return undefined;
     }
   }
   precondition(res.status === 200, `GET /api/v1/selected/changes with a sync cursor of the run answered ${res.status}`);

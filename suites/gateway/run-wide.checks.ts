@@ -208,20 +208,20 @@ function promptOf(x: Exchange): string | undefined {
 
 /**
  * Codes whose meaning names the model or the prompt (the code table): model_not_found "model does not exist or is
- * not callable by this key", sensitive_words_detected and prompt_blocked the prompt. Each is contradicted by a 2xx
- * generation the same key was given for that model, or for that very prompt, in the run.
+ * not callable by this key", sensitive_words_detected the prompt (the gateway's own word filter). Each is contradicted
+ * by a 2xx generation the same key was given by the same operation for that model, or for that very prompt, in the
+ * run. (prompt_blocked is "rejected by the upstream": another upstream account may serve what one refused.)
  */
 const CONTRADICTED_BY_A_SUCCESS: { code: string; of: (x: Exchange) => string | undefined; what: string }[] = [
   { code: 'model_not_found', of: modelOf, what: 'model' },
   { code: 'sensitive_words_detected', of: promptOf, what: 'prompt' },
-  { code: 'prompt_blocked', of: promptOf, what: 'prompt' },
 ];
 
 /**
- * Every error of the run coded model_not_found, sensitive_words_detected or prompt_blocked named a model (a prompt)
- * that the same key was not served in the run: a model this key had a 2xx generation of, in any protocol, exists and
- * is callable by it; a prompt it was served is neither sensitive nor blocked. (Whether the 2xx came before or after
- * the error does not matter: the run lasts seconds, and a key's group does not change during it.)
+ * Every 4xx of the run coded model_not_found or sensitive_words_detected named a model (a prompt) that the same key
+ * was not served by the same operation in the run: a model this key had a 2xx generation of there exists and is
+ * callable by it; a prompt it was served there is not sensitive. A 5xx is not judged: a deployment that has just lost
+ * every account of a model (a channel switched off mid-run) answers model_not_found with 503, and that is a change.
  */
 async function everyCodeNotContradicted(t: CheckTools): Promise<void> {
   const all = gatewayExchanges().filter((x) => x.status !== undefined && !x.truncated && DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!));
@@ -231,18 +231,18 @@ async function everyCodeNotContradicted(t: CheckTools): Promise<void> {
     const served = new Map<string, string>();
     for (const x of successes) {
       const v = rule.of(x);
-      if (v) for (const k of keysOf(x)) served.set(`${k}\u0000${v}`, `${x.method} ${x.url}`);
+      if (v) for (const k of keysOf(x)) served.set(`${k}\u0000${operationOf(x)}\u0000${v}`, `${x.method} ${x.url}`);
     }
-    for (const x of all.filter((e) => e.status! >= 400 && looseErrorCodes(e.responseBody ?? '').includes(rule.code))) {
+    for (const x of all.filter((e) => e.status! >= 400 && e.status! < 500 && looseErrorCodes(e.responseBody ?? '').includes(rule.code))) {
       const v = rule.of(x);
       if (!v) continue;
       judged++;
       const by = keysOf(x)
-        .map((k) => served.get(`${k}\u0000${v}`))
+        .map((k) => served.get(`${k}\u0000${operationOf(x)}\u0000${v}`))
         .find((w) => w !== undefined);
       if (by)
         t.violation(
-          `${x.method} ${x.url} (${x.status}): code ${rule.code} for a ${rule.what} (${rule.what === 'model' ? v : JSON.stringify(v.slice(0, 60))}) the same key was served (${by})`,
+          `${x.method} ${x.url} (${x.status}): code ${rule.code} for a ${rule.what} (${rule.what === 'model' ? v : JSON.stringify(v.slice(0, 60))}) the same key was served by the same operation (${by})`,
         );
     }
   }
@@ -384,11 +384,14 @@ async function everyRequestDefectJson(t: CheckTools): Promise<void> {
   // a JSON media type (JSON_MEDIA_TYPE), as a client reads it.
   const bad = seen.filter((x) => {
     if (!(x.responseBody ?? '').trim()) return false;
+    let parsed: unknown;
     try {
-      JSON.parse(x.responseBody!);
+      parsed = JSON.parse(x.responseBody!);
     } catch {
       return !madeUpPath(x);
     }
+    // On a made-up path, only a JSON object or array is taken for a JSON body (a front end's bare "404" is text).
+    if (madeUpPath(x) && (typeof parsed !== 'object' || parsed === null)) return false;
     return !JSON_MEDIA_TYPE.test(x.responseHeaders?.['content-type'] ?? '');
   });
   for (const x of bad.slice(0, 5))
@@ -601,52 +604,18 @@ describe.sequential('every refusal the run saw: its code, its model, its body', 
 });
 
 /**
- * Every model listing (GET /v1/models, 200) of the run with one key names the same models: a key "belongs to one
- * service group", and the group decides which models it may call, whatever the key form or the moment of the run.
- */
-async function everyListingOfAKeyOneGroup(t: CheckTools): Promise<void> {
-  const listings = gatewayExchanges().filter(
-    (x) => x.method === 'GET' && pathOf(x).split('?')[0]!.replace(/\/+$/, '').endsWith('/v1/models') && x.status === 200 && !x.truncated,
-  );
-  const byKey = new Map<string, { x: Exchange; ids: string }[]>();
-  for (const x of listings) {
-    let data: unknown;
-    try {
-      data = (JSON.parse(x.responseBody ?? '') as { data?: unknown }).data;
-    } catch {
-      continue;
-    }
-    if (!Array.isArray(data)) continue;
-    const ids = JSON.stringify([...new Set(data.map((m) => String((m as { id?: unknown })?.id)))].sort());
-    const keys = keysOf(x);
-    if (keys.length !== 1) continue;
-    byKey.set(keys[0]!, [...(byKey.get(keys[0]!) ?? []), { x, ids }]);
-  }
-  const compared = [...byKey.values()].filter((l) => l.length > 1);
-  if (compared.length === 0) return t.notApplicable('the run read no two model listings with one key');
-  for (const [key, l] of byKey)
-    for (const other of l.filter((e) => e.ids !== l[0]!.ids))
-      t.violation(
-        `${key}: GET ${l[0]!.x.url} listed ${l[0]!.ids.slice(0, 200)}, GET ${other.x.url} listed ${other.ids.slice(0, 200)}: one key belongs to one group, which decides its models`,
-      );
-  t.observe('listings compared', `${compared.reduce((n, l) => n + l.length, 0)} with ${compared.length} key(s)`);
-}
-
-/**
- * Realtime handshakes the key rules refuse: a made-up key, a key in a refused state, no credential, or the key only in
- * `key=` (which vendor A interfaces do not read). When at least three of them answered 5xx on every attempt while the
+ * Realtime handshakes with a key the 401 rule refuses: a made-up key, an expired or a disabled one. When at least three
+ * of them answered 5xx on every attempt while the
  * handshake opened sessions (101) for other requests meanwhile, the 5xx is the deployment's answer to the refusal,
  * not an outage (an outage that refuses one request in a few does not refuse every attempt of three in a row).
  */
 async function everyRefusedHandshakeAnswered(t: CheckTools): Promise<void> {
   const hs = gatewayExchanges().filter((x) => x.method === WS_HANDSHAKE && x.status !== undefined && !namesUnknownModel(x));
-  const headerKeys = (x: Exchange) => Object.values(x.requestHeaders ?? {}).filter((v) => /\$GATEWAY_|sk-/.test(v));
-  const refused = hs.filter((x) => {
-    const creds = credentialsOf(x);
-    if (creds.some((c) => madeUp(c) || REFUSED_KEY.test(c))) return true;
-    return headerKeys(x).length === 0;
-  });
-  if (refused.filter((x) => x.attempt === 0).length < 3) return t.notApplicable('the run sent fewer than three realtime handshakes the key rules refuse');
+  // The keys "An invalid, expired or disabled key gives 401" names: the other refusals (no credential, a key in
+  // `key=`, the 403 states, a management token) are other rules'.
+  const refused = hs.filter((x) => credentialsOf(x).some((c) => madeUp(c) || /\$GATEWAY_(EXPIRED|DISABLED)_KEY\b/.test(c)));
+  if (refused.filter((x) => x.attempt === 0).length < 3)
+    return t.notApplicable('the run sent fewer than three realtime handshakes with an invalid, expired or disabled key');
   const byRequest = new Map<string, Exchange[]>();
   for (const x of refused)
     byRequest.set(`${x.url} ${JSON.stringify(x.requestHeaders)}`, [...(byRequest.get(`${x.url} ${JSON.stringify(x.requestHeaders)}`) ?? []), x]);
@@ -658,7 +627,7 @@ async function everyRefusedHandshakeAnswered(t: CheckTools): Promise<void> {
   const opened = hs.filter((x) => x.status === 101 && Date.parse(x.startedAt) > from && Date.parse(x.startedAt) < to);
   if (opened.length)
     t.violation(
-      `${allFailed.length} realtime handshakes the key rules refuse answered 5xx on every attempt (${[...new Set(allFailed.flat().map((x) => x.status))].join(', ')}; e.g. ${allFailed[0]![0]!.url}), while ${opened.length} other handshake(s) opened meanwhile: a key the rules refuse is answered 401 or 403`,
+      `${allFailed.length} realtime handshakes with an invalid, expired or disabled key answered 5xx on every attempt (${[...new Set(allFailed.flat().map((x) => x.status))].join(', ')}; e.g. ${allFailed[0]![0]!.url}), while ${opened.length} other handshake(s) opened meanwhile: such a key gives 401`,
     );
 }
 
@@ -666,21 +635,10 @@ describe.sequential('every realtime handshake the key rules refuse', () => {
   check(
     {
       id: 'gw-every-refused-handshake-answered',
-      title: 'realtime handshakes the key rules refuse (a made-up key, a refused state, no credential) are not answered 5xx on every attempt while others open',
+      title: 'realtime handshakes with an invalid, expired or disabled key are not answered 5xx on every attempt while others open',
       requirements: ['gw-key-invalid-401'],
     },
     everyRefusedHandshakeAnswered,
-  );
-});
-
-describe.sequential('every model listing of one key', () => {
-  check(
-    {
-      id: 'gw-every-listing-of-a-key-one-group',
-      title: 'every model listing of the run with one key (any key form, any moment) named the same models',
-      requirements: ['gw-key-group-models'],
-    },
-    everyListingOfAKeyOneGroup,
   );
 });
 
@@ -699,7 +657,7 @@ describe.sequential('every error the gateway produced itself', () => {
     {
       id: 'gw-every-code-not-contradicted',
       title:
-        'every error of the run coded model_not_found (sensitive_words_detected, prompt_blocked) named a model (a prompt) the same key was not served, a 2xx generation, in the run',
+        'every 4xx of the run coded model_not_found (sensitive_words_detected) named a model (a prompt) the same key was not served, a 2xx generation, by the same operation in the run',
       requirements: ['gw-error-code-values'],
     },
     everyCodeNotContradicted,
