@@ -273,7 +273,7 @@ describe.sequential('the changes backlog, paged', () => {
       let pages = 0;
       while (pages < Math.ceil(large.length / size) + BACKLOG_SPARE_PAGES) {
         pages++;
-        const page = await changesPage(c, size, t);
+        const page = await changesPage(c, size, t, c !== cursor);
         if (!page) return t.notApplicable(`the changes endpoint refused limit=${size} (400), having taken limit=100`);
         walk.push(...changeEntries(page.body, keys));
         const next = field(page.body, p.nextCursor!);
@@ -314,6 +314,25 @@ const viewLabel = (v: ItemsView) =>
   v.kind === 'category' ? `category=${v.category}` : v.kind === 'published' ? 'by=published' : v.kind === 'window' ? 'window=24h' : 'mode=all';
 const viewQuery = (v: ItemsView): Record<string, string> =>
   v.kind === 'category' ? { category: v.category } : v.kind === 'published' ? { by: 'published' } : v.kind === 'window' ? { window: '24h' } : { mode: 'all' };
+
+/** What a view lacks against the plain listings read around it (viewLacks), or undefined when it cannot be judged. */
+function judgeView(bs: HttpResponse[], v: HttpResponse, spec: ItemsView): ReturnType<typeof viewLacks> {
+  const p = profile().items;
+  const rowsOf = (r: HttpResponse) => listOf(inputJson(r, `GET ${r.url}`), p.list!) as Record<string, unknown>[];
+  // An answer dated well before it was read is a stored one, Age or not.
+  const stale = (r: HttpResponse) => Date.parse(r.header('date') ?? '') < Date.now() - 15_000;
+  if ([...bs, v].some((r) => r.status !== 200 || fromCache(r) || stale(r))) return undefined;
+  const hasMore = field(inputJson(v, `GET ${v.url}`), p.hasMore!);
+  if (typeof hasMore !== 'boolean') return undefined;
+  const date = Date.parse(v.header('date') ?? '');
+  return viewLacks({
+    bases: bs.map(rowsOf),
+    view: { rows: rowsOf(v), hasMore, date: Number.isNaN(date) ? Date.now() : date },
+    spec,
+    id: p.id!,
+    ...(p.category ? { category: p.category } : {}),
+  });
+}
 
 function viewsRead(): Promise<ViewsRead> {
   return once('late:views', async () => {
@@ -364,21 +383,6 @@ function viewsRead(): Promise<ViewsRead> {
     // run pays one request for it.
     const bases = [first];
     const out: ViewsRead = { bases, views };
-    const judgeView = (bs: HttpResponse[], v: HttpResponse, spec: ItemsView) => {
-      // An answer dated well before it was read is a stored one, Age or not.
-      const stale = (r: HttpResponse) => Date.parse(r.header('date') ?? '') < Date.now() - 15_000;
-      if ([...bs, v].some((r) => r.status !== 200 || fromCache(r) || stale(r))) return undefined;
-      const hasMore = field(inputJson(v, `GET ${v.url}`), p.hasMore!);
-      if (typeof hasMore !== 'boolean') return undefined;
-      const date = Date.parse(v.header('date') ?? '');
-      return viewLacks({
-        bases: bs.map(rowsOf),
-        view: { rows: rowsOf(v), hasMore, date: Number.isNaN(date) ? Date.now() : date },
-        spec,
-        id: p.id!,
-        ...(p.category ? { category: p.category } : {}),
-      });
-    };
     for (const v of out.views) v.lacks = judgeView(bases, v.res, v.spec);
     // A view that lacks rows is read once more (at another new URL), then the plain listing once more: only the rows it
     // lacks both times, with one image in both plain listings (nothing about them changed in between), are named (a
@@ -1478,7 +1482,7 @@ describe.sequential('between two exchanges of the run: stories and daily reports
 const BACKLOG_SPARE_PAGES = 2;
 
 /** A changes page from `cursor`, with `limit`; undefined when the endpoint refused the limit (400). */
-async function changesPage(cursor: string, limit: number, t: CheckTools): Promise<{ res: HttpResponse; body: unknown } | undefined> {
+async function changesPage(cursor: string, limit: number, t: CheckTools, returned = false): Promise<{ res: HttpResponse; body: unknown } | undefined> {
   const p = profile().changes;
   const ask = (q: Record<string, string | number>) => feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: cursor, ...q } });
   const res = await ask({ limit });
@@ -1494,6 +1498,12 @@ async function changesPage(cursor: string, limit: number, t: CheckTools): Promis
       t.observe('limit on the changes endpoint', `refused (${res.status}); the same cursor without limit answered 200`);
       return undefined;
     }
+    // A cursor the endpoint's own page had returned seconds before, refused with and without limit: the procedure
+    // ("incremental change feed") goes on with the cursor each page returns, and this one cannot.
+    if (returned && plain.status >= 401 && plain.status < 500 && plain.status !== 429)
+      throw new AssertionViolation(
+        `GET /api/v1/selected/changes refused the cursor its page before had just returned (${res.status} with limit=${limit}, ${plain.status} without): a mirror cannot go on from it`,
+      );
   }
   precondition(res.status === 200, `GET /api/v1/selected/changes with a sync cursor of the run answered ${res.status}`);
   return { res, body: inputJson(res, 'GET /api/v1/selected/changes with a sync cursor of the run') };
