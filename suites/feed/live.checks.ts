@@ -207,7 +207,7 @@ const INSIDE_MS = CLOCK_TOLERANCE_MS + 5000;
  * The longest the aged-cursor check waits, beyond the watches' wait, for its anchor to leave the window when the
  * target's clock shows it due within that time (the edge page of a slow walk may end a few rows before the oldest).
  */
-const EDGE_WAIT_MS = 5000;
+const EDGE_WAIT_MS = 6000;
 /**
  * The listing of window=24h in pages of 100 (five at most), then a page that ends on the row next to the oldest: its
  * cursor is anchored on the row next to the window's edge, the one a live feed's clock takes out of the window
