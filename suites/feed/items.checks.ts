@@ -684,22 +684,27 @@ checkGroup('a cursor whose anchor left the window', () => {
       t.cite(first.res);
       const k = first.items.findIndex((item) => isOld(item, first.res));
       // Items may arrive at the top meanwhile and push the old ones down: a page a few items longer still ends on an
-      // old one (every item after the first old one is older). Where more arrived than that, the pages after it are
-      // read on until one ends on an old item (with a busy writer the short page may end just above the line).
+      // old one (every item after the first old one is older), and never the whole rest of the listing (one item at
+      // least stays behind it, for the cursor). Where more arrived than that, the short page shows where the old ones
+      // now start, and the walk goes on from there; where the page holds none, pages of 100 are read on.
       const SLACK = 3;
       let p = first;
+      let start: string | undefined;
       let how = 'a page of 100 ending on an item older than 24 h';
-      if (k >= 0 && k + SLACK < first.items.length - 1) {
-        // Few items in the last 24 h: a first page of k + 1 + SLACK items ends on an older one.
-        p = await page({ limit: k + 1 + SLACK });
-        t.cite(p.res);
-        how = `the first page with limit=${k + 1 + SLACK}, ending on an item older than 24 h`;
-      }
-      // Many (or more arrived): read pages of 100 until one ends on an item older than 24 h with more behind it.
-      for (let i = 0; !anchored && p.next; i++) {
-        if (isOld(p.items[p.items.length - 1], p.res)) anchored = p.next;
-        else if (i < 5) {
-          p = await page({ limit: 100, cursor: p.next });
+      for (let i = 0; !anchored && i < 8; i++) {
+        const k = p.items.findIndex((item) => isOld(item, p.res));
+        if (k >= 0 && k < p.items.length - 1) {
+          const limit = Math.min(k + 1 + SLACK, p.items.length - 1);
+          p = await page({ limit, ...(start ? { cursor: start } : {}) });
+          t.cite(p.res);
+          how = `a page with limit=${limit}${start ? ' (a continuation)' : ''}, ending on an item older than 24 h`;
+          if (isOld(p.items[p.items.length - 1], p.res) && p.next) anchored = p.next;
+          continue;
+        }
+        if (isOld(p.items[p.items.length - 1], p.res) && p.next) anchored = p.next;
+        else if (p.next) {
+          start = p.next;
+          p = await page({ limit: 100, cursor: start });
           t.cite(p.res);
           how = 'a later page of 100 ending on an item older than 24 h';
         } else break;

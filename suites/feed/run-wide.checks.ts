@@ -317,10 +317,12 @@ const viewLabel = (v: ItemsView) =>
 const viewQuery = (v: ItemsView): Record<string, string> =>
   v.kind === 'category' ? { category: v.category } : v.kind === 'published' ? { by: 'published' } : v.kind === 'window' ? { window: '24h' } : { mode: 'all' };
 
+/** The rows of an items answer (none unless it is a 200). */
+const itemRows = (r: HttpResponse) => (r.status === 200 ? (listOf(inputJson(r, `GET ${r.url}`), profile().items.list!) as Record<string, unknown>[]) : []);
+
 /** What a view lacks against the plain listings read around it (viewLacks), or undefined when it cannot be judged. */
 function judgeView(bs: HttpResponse[], v: HttpResponse, spec: ItemsView): ReturnType<typeof viewLacks> {
   const p = profile().items;
-  const rowsOf = (r: HttpResponse) => listOf(inputJson(r, `GET ${r.url}`), p.list!) as Record<string, unknown>[];
   // An answer dated well before it was read is a stored one, Age or not.
   const stale = (r: HttpResponse) => Date.parse(r.header('date') ?? '') < Date.now() - 15_000;
   if ([...bs, v].some((r) => r.status !== 200 || fromCache(r) || stale(r))) return undefined;
@@ -328,8 +330,8 @@ function judgeView(bs: HttpResponse[], v: HttpResponse, spec: ItemsView): Return
   if (typeof hasMore !== 'boolean') return undefined;
   const date = Date.parse(v.header('date') ?? '');
   return viewLacks({
-    bases: bs.map(rowsOf),
-    view: { rows: rowsOf(v), hasMore, date: Number.isNaN(date) ? Date.now() : date },
+    bases: bs.map(itemRows),
+    view: { rows: itemRows(v), hasMore, date: Number.isNaN(date) ? Date.now() : date },
     spec,
     id: p.id!,
     ...(p.category ? { category: p.category } : {}),
@@ -373,7 +375,6 @@ function viewsRead(): Promise<ViewsRead> {
       return undefined;
     };
     const p = profile().items;
-    const rowsOf = (r: HttpResponse) => (r.status === 200 ? (listOf(inputJson(r, `GET ${r.url}`), p.list!) as Record<string, unknown>[]) : []);
     // Every request of the views names window=7d: a default window the deployment gets wrong is its own rule's finding.
     const base = () => {
       const q = fresh({ window: '7d' });
@@ -382,7 +383,7 @@ function viewsRead(): Promise<ViewsRead> {
     const first = await base();
     if (!first) return { bases: [], views: [] };
     const categories = new Map<string, number>();
-    for (const r of rowsOf(first).slice(0, 20)) {
+    for (const r of itemRows(first).slice(0, 20)) {
       const c = p.category ? field(r, p.category) : undefined;
       if (typeof c === 'string' && c.trim()) categories.set(c, (categories.get(c) ?? 0) + 1);
     }

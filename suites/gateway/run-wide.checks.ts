@@ -334,6 +334,18 @@ const operationOf = (x: Exchange) =>
     .replace(/models\/[^/:]+:/, 'models/{model}:');
 
 /**
+ * The requests among `others` that `served` accepts, sent between the first and the last of `failed`, when every one
+ * of `failed` was answered 5xx (else none): a refusal the deployment gives on every attempt while it serves others
+ * meanwhile is its answer, not an outage's (an outage that refuses one request in a few does not do that).
+ */
+function servedMeanwhile(failed: Exchange[], others: Exchange[], served: (x: Exchange) => boolean): Exchange[] {
+  if (failed.length === 0 || failed.some((x) => x.status! < 500)) return [];
+  const times = failed.map((x) => Date.parse(x.startedAt));
+  const [from, to] = [Math.min(...times), Math.max(...times)];
+  return others.filter((x) => served(x) && Date.parse(x.startedAt) > from && Date.parse(x.startedAt) < to);
+}
+
+/**
  * Every request of the run that named a model the suite made up (in no key's group): never served (a 2xx, an opened
  * handshake); and not answered 5xx on every attempt while the same operation answered other requests meanwhile (an
  * outage refuses those too): a consistent 5xx is the deployment's answer to the model, where the status table gives 404.
@@ -352,13 +364,8 @@ async function everyUnknownModelRefused(t: CheckTools): Promise<void> {
   for (const [op, xs] of byOperation) {
     // At least three requests (their retries aside), every attempt a 5xx: an outage that refuses one request in a few
     // does not do that; and meanwhile the operation served others (2xx: their upstream answered).
-    if (xs.filter((x) => x.attempt === 0).length < 3 || xs.some((x) => x.status! < 500)) continue;
-    const times = xs.map((x) => Date.parse(x.startedAt));
-    const [from, to] = [Math.min(...times), Math.max(...times)];
-    const answered = all.filter((x) => {
-      const at = Date.parse(x.startedAt);
-      return !namesUnknownModel(x) && x.status! >= 200 && x.status! < 300 && at > from && at < to && operationOf(x) === op;
-    });
+    if (xs.filter((x) => x.attempt === 0).length < 3) continue;
+    const answered = servedMeanwhile(xs, all, (x) => !namesUnknownModel(x) && x.status! >= 200 && x.status! < 300 && operationOf(x) === op);
     if (answered.length)
       t.violation(
         `${op}: all ${xs.length} attempts naming a made-up model answered 5xx (${[...new Set(xs.map((x) => x.status))].join(', ')}), while ${answered.length} other request(s) to it meanwhile were served (e.g. ${answered[0]!.status}): a model outside the key's group answers 404`,
@@ -622,9 +629,7 @@ async function everyRefusedHandshakeAnswered(t: CheckTools): Promise<void> {
   const allFailed = [...byRequest.values()].filter((xs) => xs.every((x) => x.status! >= 500));
   t.observe('refused handshakes', `${byRequest.size}, ${allFailed.length} answered 5xx on every attempt`);
   if (allFailed.length < 3) return;
-  const times = allFailed.flat().map((x) => Date.parse(x.startedAt));
-  const [from, to] = [Math.min(...times), Math.max(...times)];
-  const opened = hs.filter((x) => x.status === 101 && Date.parse(x.startedAt) > from && Date.parse(x.startedAt) < to);
+  const opened = servedMeanwhile(allFailed.flat(), hs, (x) => x.status === 101);
   if (opened.length)
     t.violation(
       `${allFailed.length} realtime handshakes with an invalid, expired or disabled key answered 5xx on every attempt (${[...new Set(allFailed.flat().map((x) => x.status))].join(', ')}; e.g. ${allFailed[0]![0]!.url}), while ${opened.length} other handshake(s) opened meanwhile: such a key gives 401`,
