@@ -682,7 +682,6 @@ checkGroup('a cursor whose anchor left the window', () => {
       let anchored: string | null = null;
       const first = await page({ limit: 100 });
       t.cite(first.res);
-      const k = first.items.findIndex((item) => isOld(item, first.res));
       // Items may arrive at the top meanwhile and push the old ones down: a page a few items longer still ends on an
       // old one (every item after the first old one is older), and never the whole rest of the listing (one item at
       // least stays behind it, for the cursor). Where more arrived than that, the short page shows where the old ones
