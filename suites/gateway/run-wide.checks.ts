@@ -14,6 +14,7 @@ import {
   gatewayCodeTables,
   looseErrorCodes,
   statedLimit,
+  gw,
   typeNames,
   typeOutOfPlace,
   vendorAFields,
@@ -67,12 +68,29 @@ function ownError(x: Exchange): string | undefined {
   const keyRead = DOCUMENTED_PATH.test(p) || x.method === WS_HANDSHAKE;
   if ((x.status === 401 || x.status === 403) && keyRead && creds.some((c) => madeUp(c) || REFUSED_KEY.test(c)))
     return `the ${x.status} refusing a key by the gateway's own key rules${x.method === WS_HANDSHAKE ? ' (a realtime handshake)' : ''}`;
+  // A request with no key in a form its path lists (none at all, or only a header or key= that path does not read)
+  // carries no key there: its refusal is the gateway's own (no upstream account is sent a request without one).
+  if ((x.status === 401 || x.status === 403) && DOCUMENTED_PATH.test(p) && !keyInListedForm(x, p))
+    return `the ${x.status} refusing a request with no key in a form ${p} reads`;
   // The gateway routes a /v1 generation by the model its body names: a body it cannot parse names none, so no upstream
   // was sent it. (A made-up model is not judged here: a deployment that routes any model upstream, a wildcard channel,
   // passes the upstream's model_not_found through, typed as its vendor's.)
   if (x.status === 400 && BODY_ROUTED.test(p) && notJson(x.requestBody))
     return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
   return undefined;
+}
+
+/**
+ * Whether a request carried a credential in a form the Authentication table lists for its path: Bearer on all paths,
+ * x-api-key on /v1/messages and /v1/models, the vendor C header and key= on vendor C paths and /v1/models.
+ */
+function keyInListedForm(x: Exchange, p: string): boolean {
+  const h = Object.fromEntries(Object.entries(x.requestHeaders ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+  if (/^bearer\s+\S/i.test(h.authorization ?? '')) return true;
+  const listing = p === '/v1/models';
+  if ((listing || p === '/v1/messages') && h['x-api-key']?.trim()) return true;
+  const vendorC = listing || p.startsWith('/v1beta/models');
+  return vendorC && Boolean(h[gw().vendorCKeyHeader.toLowerCase()]?.trim() || new URL(x.url).searchParams.get('key'));
 }
 
 /** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
