@@ -843,6 +843,51 @@ describe.sequential('every story the run read', () => {
   );
 });
 
+/**
+ * Every story 200 of the run names the story it was asked for: its publicId is the id of the request's path, when that
+ * id is one the service itself gave (found verbatim in an answer of the run: a link, a reference, a Location), so an id
+ * the suite made up, or a form of one the service normalises, is not judged.
+ */
+function storiesNamedOtherwise(): { judged: number; bad: string[] } {
+  const p = profile().story;
+  const given = operationExchanges()
+    .map((x) => `${x.responseBody ?? ''} ${x.responseHeaders?.location ?? ''}`)
+    .join('\n');
+  const bad: string[] = [];
+  let judged = 0;
+  for (const x of operationExchanges()) {
+    const path = operationPath('feed', x.url)!;
+    if (x.method !== 'GET' || x.status !== 200 || x.truncated || framedOnWire(x) || !path.startsWith('/api/v1/stories/')) continue;
+    let id: string;
+    try {
+      id = decodeURIComponent(path.slice('/api/v1/stories/'.length));
+    } catch {
+      continue;
+    }
+    const named = field(field(parsed(x), p.root!), p.publicId!);
+    if (!id || typeof named !== 'string' || !(given.includes(JSON.stringify(id)) || given.includes(`/${encodeURIComponent(id)}`))) continue;
+    judged++;
+    if (named !== id) bad.push(`${where(x)}: publicId ${JSON.stringify(named)}`);
+  }
+  return { judged, bad };
+}
+
+describe.sequential('every story the run read, by its id', () => {
+  check(
+    {
+      id: 'feed-every-story-names-itself',
+      title: 'every story 200 the run read (the one a 308 led to, a referenced one, one read again late) is identified by the publicId it was asked for',
+      requirements: ['feed-story-body'],
+    },
+    async (t) => {
+      const { judged, bad } = storiesNamedOtherwise();
+      if (judged === 0) return t.notApplicable('the run read no story by an id the service gave');
+      t.observe('stories read', String(judged));
+      violations(t, bad, judged, 'story answers named another story than the one asked for', (b) => b);
+    },
+  );
+});
+
 describe.sequential('every item the run saw', () => {
   check(
     {
