@@ -620,11 +620,16 @@ describe.sequential('every 200 the run saw', () => {
 const linkRels = (link: string | undefined): string[] =>
   [...(link ?? '').matchAll(/;\s*rel\s*=\s*(?:"([^"]*)"|([^;,\s]+))/gi)].flatMap((m) => (m[1] ?? m[2] ?? '').toLowerCase().split(/\s+/));
 
+/** The type values of a Link header (RFC 8288): each link's media type hint, lower-cased, its parameters cut. */
+const linkTypes = (link: string | undefined): string[] =>
+  [...(link ?? '').matchAll(/;\s*type\s*=\s*(?:"([^"]*)"|([^;,\s]+))/gi)].map((m) => (m[1] ?? m[2] ?? '').toLowerCase().split(';')[0]!.trim());
+
 describe.sequential('no push channel, on any response of the run', () => {
   check(
     {
       id: 'feed-run-no-hub-link',
-      title: 'no response of the run advertises a push hub (Link rel="hub", WebSub): there is no push channel, no webhooks',
+      title:
+        'no response of the run advertises a push channel in its Link header: a hub (rel="hub", WebSub: webhooks) or an event stream (type="text/event-stream": SSE)',
       requirements: ['feed-no-push-channel'],
     },
     async (t) => {
@@ -632,8 +637,17 @@ describe.sequential('no push channel, on any response of the run', () => {
       if (all.length === 0) return t.notApplicable('the run saw no response from the feed');
       t.observe('responses seen', String(all.length));
       // WebSub (W3C) delivers updates by webhook to subscribers of the hub a resource names with rel="hub".
-      const bad = all.filter((x) => linkRels(x.responseHeaders?.['link']).includes('hub'));
-      violations(t, bad, all.length, 'responses named a push hub', (x) => `${x.method} ${x.url} (${x.status}): Link ${x.responseHeaders?.['link']}`);
+      // A link whose target is declared an event stream (RFC 8288's type parameter) is an SSE channel offered.
+      const bad = all.filter(
+        (x) => linkRels(x.responseHeaders?.['link']).includes('hub') || linkTypes(x.responseHeaders?.['link']).includes('text/event-stream'),
+      );
+      violations(
+        t,
+        bad,
+        all.length,
+        'responses named a push hub or an event stream',
+        (x) => `${x.method} ${x.url} (${x.status}): Link ${x.responseHeaders?.['link']}`,
+      );
     },
   );
 });
@@ -913,6 +927,44 @@ describe.sequential('every item the run saw', () => {
         "items had no original-article URL in links.original (or the service's own page, links.aihot, in its place)",
         ({ x, item }) => `${where(x)}: item ${String(item[profile().items.id!] ?? '?')}`,
       );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-item-summary-kept',
+      title:
+        "no item's summary reads null between two reads that show it as one same string (an items page, a snapshot page, a story's timeline): a row that has a summary keeps it in every answer",
+      requirements: ['feed-item-summary-string'],
+    },
+    async (t) => {
+      const { items } = runItems();
+      const reads = new Map<string, { from: number; to: number; summary: unknown; x: Exchange }[]>();
+      for (const { x, item, full } of items) {
+        const id = item[profile().items.id!];
+        if (!full || typeof id !== 'string' || !('summary' in item)) continue;
+        const from = Date.parse(x.startedAt);
+        reads.set(id, [...(reads.get(id) ?? []), { from, to: from + x.durationMs, summary: item.summary, x }]);
+      }
+      if (reads.size === 0) return t.notApplicable('the run read no item with a summary field');
+      // A null read strictly between two reads of one same string (each answer received before the next was asked):
+      // the row had that summary before and after, so the null was not the row's (null is what a deployment sends for
+      // an item that has none).
+      const bad: string[] = [];
+      for (const [id, rs] of reads) {
+        for (const r of rs) {
+          if (r.summary !== null) continue;
+          const before = rs.filter((b) => typeof b.summary === 'string' && b.to < r.from);
+          const after = rs.filter((a) => typeof a.summary === 'string' && a.from > r.to);
+          const same = before.find((b) => after.some((a) => a.summary === b.summary));
+          if (same) {
+            bad.push(`${id}: null in ${where(r.x)}, read between two answers giving it ${JSON.stringify(String(same.summary).slice(0, 40))}`);
+            break;
+          }
+        }
+      }
+      t.observe('items read', String(reads.size));
+      violations(t, bad, reads.size, 'items read null as their summary between two reads of one same summary', (b) => b);
     },
   );
 
