@@ -43,6 +43,13 @@ const timed = (v: Variant) => {
 };
 const cost = (v: Variant) => (timed(v) ? 3 : v.modifier.runsAlone || v.modifier.args || v.modifier.env ? 2 : 1);
 
+/**
+ * Variants the quick tier never runs, whatever they show: their catch depends on a change falling between two of the
+ * run's own reads (a CI run of seven missed blind-live-11's 24h variant altogether, 2026-11-27); the full self-test runs
+ * them, and fixtures/selftest.test.ts (TIMING_ONLY) holds the checks only they show to "seen failing" there alone.
+ */
+const FULL_TIER_ONLY = new Set(['feed blind-live11-items-24h-misses-new-rows']);
+
 const redundant: Record<string, string[]> = {};
 for (const service of ['feed', 'gateway'] as const) {
   const candidates = VARIANTS.filter((v) => v.service === service);
@@ -67,7 +74,7 @@ for (const service of ['feed', 'gateway'] as const) {
     let best: Variant | undefined;
     let bestScore = 0;
     for (const v of candidates) {
-      if (chosen.has(v)) continue;
+      if (chosen.has(v) || FULL_TIER_ONLY.has(key(v))) continue;
       // A check covered once counts only where this variant shows it reliably.
       const gain = [...shows.get(key(v))!].filter((c) => need.get(c)! > 0 && counts(v, c)).length;
       // Ties go to the variant listed first (the hand-written faults come first in VARIANTS).
