@@ -709,6 +709,9 @@ checkGroup('a cursor whose anchor left the window', () => {
         } else break;
       }
       if (anchored) t.observe('anchor', how);
+      // A busy feed whose pages read here end above the 24h line still: its anchor lies deeper than this walk goes.
+      if (!anchored && p.next)
+        return t.notApplicable('the pages read (eight at most) all ended on items of the last 24 h: the first item older than 24 h lies deeper');
       precondition(anchored, 'needs, in the default (selected, 7d) listing, an item older than 24 h with at least one more item after it');
       expectInvalidCursor(await feedGet('/api/v1/items', { query: { limit: 100, window: '24h', cursor: anchored } }));
       const restart = await feedGet('/api/v1/items', { query: { limit: 100, window: '24h' } });

@@ -70,7 +70,7 @@ function ownError(x: Exchange): string | undefined {
     return `the ${x.status} refusing a key by the gateway's own key rules${x.method === WS_HANDSHAKE ? ' (a realtime handshake)' : ''}`;
   // A request with no key in a form its path lists (none at all, or only a header or key= that path does not read)
   // carries no key there: its refusal is the gateway's own (no upstream account is sent a request without one).
-  if ((x.status === 401 || x.status === 403) && DOCUMENTED_PATH.test(p) && !keyInListedForm(x, p))
+  if ((x.status === 401 || x.status === 403) && DOCUMENTED_PATH.test(p) && !keyInListedForm(x, p) && !formTaken(x, p))
     return `the ${x.status} refusing a request with no key in a form ${p} reads`;
   // The gateway routes a /v1 generation by the model its body names: a body it cannot parse names none, so no upstream
   // was sent it. (A made-up model is not judged here: a deployment that routes any model upstream, a wildcard channel,
@@ -91,6 +91,29 @@ function keyInListedForm(x: Exchange, p: string): boolean {
   if ((listing || p === '/v1/messages') && h['x-api-key']?.trim()) return true;
   const vendorC = listing || p.startsWith('/v1beta/models');
   return vendorC && Boolean(h[gw().vendorCKeyHeader.toLowerCase()]?.trim() || new URL(x.url).searchParams.get('key'));
+}
+
+/** The places a request carried a credential in: header names (Authorization by its scheme) and key=. */
+function credentialForms(x: Exchange): string {
+  const forms: string[] = [];
+  for (const [k, v] of Object.entries(x.requestHeaders ?? {})) {
+    const name = k.toLowerCase();
+    if (name === 'authorization') forms.push(/^bearer\s/i.test(String(v)) ? 'bearer' : 'authorization');
+    else if (name === 'x-api-key' || name === gw().vendorCKeyHeader.toLowerCase()) forms.push(name);
+  }
+  if (new URL(x.url).searchParams.has('key')) forms.push('key=');
+  return forms.sort().join(' ');
+}
+
+/**
+ * Whether the deployment served (2xx) a request on path `p` carrying its credential in the same places as `x`: a
+ * deployment may read more forms than the table lists (new-api takes Authorization without Bearer), and a refusal
+ * of a request in such a form may come from an upstream it reached.
+ */
+function formTaken(x: Exchange, p: string): boolean {
+  const forms = credentialForms(x);
+  if (!forms) return false;
+  return gatewayExchanges().some((y) => y.status! >= 200 && y.status! < 300 && pathOf(y).split('?')[0] === p && credentialForms(y) === forms);
 }
 
 /** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
@@ -273,7 +296,17 @@ async function everyCodeNotContradicted(t: CheckTools): Promise<void> {
 
 /** Every vendor B error the gateway produced itself holds a code of the code tables in error.type ("string holding the code value"). */
 async function everyOwnVendorBTypeACode(t: CheckTools): Promise<void> {
-  const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && ownError(x) !== undefined);
+  // A body in vendor B's envelope (top-level type "error"): one in another envelope is the envelope check's finding.
+  const vendorBEnvelope = (x: Exchange) => {
+    try {
+      return (JSON.parse(x.responseBody ?? '') as { type?: unknown }).type === 'error';
+    } catch {
+      return false;
+    }
+  };
+  const own = gatewayExchanges().filter(
+    (x) => x.status! >= 400 && !x.truncated && shapeFor(pathOf(x)) === 'vendor-b' && vendorBEnvelope(x) && ownError(x) !== undefined,
+  );
   if (own.length === 0) return t.notApplicable('the run saw no vendor B error the gateway produced itself');
   const codes = await gatewayCodes();
   for (const x of own) {
