@@ -81,29 +81,42 @@ function ownError(x: Exchange): string | undefined {
 }
 
 /**
- * Whether a request carried a credential in a form the Authentication table lists for its path: Bearer on all paths,
+ * The places a request carried a credential in, each with whether a key was there (not blank): Authorization (Bearer,
+ * or another scheme), x-api-key, the vendor C header, key=.
+ */
+function credentialPlaces(x: Exchange): { form: string; keyed: boolean }[] {
+  const places: { form: string; keyed: boolean }[] = [];
+  for (const [k, v] of Object.entries(x.requestHeaders ?? {})) {
+    const name = k.toLowerCase();
+    const value = String(v);
+    if (name === 'authorization') places.push(/^bearer\s/i.test(value) ? { form: 'bearer', keyed: /^bearer\s+\S/i.test(value) } : { form: name, keyed: false });
+    else if (name === 'x-api-key' || name === gw().vendorCKeyHeader.toLowerCase()) places.push({ form: name, keyed: value.trim() !== '' });
+  }
+  const query = new URL(x.url).searchParams;
+  if (query.has('key')) places.push({ form: 'key=', keyed: Boolean(query.get('key')) });
+  return places;
+}
+
+/**
+ * Whether a request carried a key in a form the Authentication table lists for its path: Bearer on all paths,
  * x-api-key on /v1/messages and /v1/models, the vendor C header and key= on vendor C paths and /v1/models.
  */
 function keyInListedForm(x: Exchange, p: string): boolean {
-  const h = Object.fromEntries(Object.entries(x.requestHeaders ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
-  if (/^bearer\s+\S/i.test(h.authorization ?? '')) return true;
   const listing = p === '/v1/models';
-  if ((listing || p === '/v1/messages') && h['x-api-key']?.trim()) return true;
   const vendorC = listing || p.startsWith('/v1beta/models');
-  return vendorC && Boolean(h[gw().vendorCKeyHeader.toLowerCase()]?.trim() || new URL(x.url).searchParams.get('key'));
+  const listed = (form: string) =>
+    form === 'bearer' ||
+    (form === 'x-api-key' && (listing || p === '/v1/messages')) ||
+    ((form === gw().vendorCKeyHeader.toLowerCase() || form === 'key=') && vendorC);
+  return credentialPlaces(x).some((c) => c.keyed && listed(c.form));
 }
 
-/** The places a request carried a credential in: header names (Authorization by its scheme) and key=. */
-function credentialForms(x: Exchange): string {
-  const forms: string[] = [];
-  for (const [k, v] of Object.entries(x.requestHeaders ?? {})) {
-    const name = k.toLowerCase();
-    if (name === 'authorization') forms.push(/^bearer\s/i.test(String(v)) ? 'bearer' : 'authorization');
-    else if (name === 'x-api-key' || name === gw().vendorCKeyHeader.toLowerCase()) forms.push(name);
-  }
-  if (new URL(x.url).searchParams.has('key')) forms.push('key=');
-  return forms.sort().join(' ');
-}
+/** The places a request carried a credential in, in one order: two requests that carry theirs alike compare equal. */
+const credentialForms = (x: Exchange): string =>
+  credentialPlaces(x)
+    .map((c) => c.form)
+    .sort()
+    .join(' ');
 
 /**
  * Whether the deployment served (2xx) a request on path `p` carrying its credential in the same places as `x`: a
