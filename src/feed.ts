@@ -227,6 +227,11 @@ export function operationProbe(op: FeedOperation): Promise<OperationProbe> {
 
 /** An answer a cache gave from storage: its Age is above 0. */
 export const fromCache = (r: HttpResponse) => Number(r.header('age') ?? 0) > 0;
+/**
+ * Whether an answer is dated (its Date header) well before it was read, 15 s or more: a stored copy, Age or not. An
+ * answer without a Date that parses is not.
+ */
+export const datedWellBefore = (date: string | undefined, readAt: number): boolean => Date.parse(date ?? '') < readAt - 15_000;
 
 /**
  * Whether request `b` gives the same `key` as request `a`, on a feed that may change between any two requests.

@@ -12,6 +12,7 @@ import {
   firstCursor,
   fromCache,
   heatNamedKeys,
+  datedWellBefore,
   inputJson,
   instant,
   listOf,
@@ -324,8 +325,7 @@ const itemRows = (r: HttpResponse) => (r.status === 200 ? (listOf(inputJson(r, `
 function judgeView(bs: HttpResponse[], v: HttpResponse, spec: ItemsView): ReturnType<typeof viewLacks> {
   const p = profile().items;
   // An answer dated well before it was read is a stored one, Age or not.
-  const stale = (r: HttpResponse) => Date.parse(r.header('date') ?? '') < Date.now() - 15_000;
-  if ([...bs, v].some((r) => r.status !== 200 || fromCache(r) || stale(r))) return undefined;
+  if ([...bs, v].some((r) => r.status !== 200 || fromCache(r) || datedWellBefore(r.header('date'), Date.now()))) return undefined;
   const hasMore = field(inputJson(v, `GET ${v.url}`), p.hasMore!);
   if (typeof hasMore !== 'boolean') return undefined;
   const date = Date.parse(v.header('date') ?? '');
@@ -926,8 +926,7 @@ async function summaryKept(t: CheckTools): Promise<void> {
   };
   for (const r of runSeen()) {
     if (r.status !== 200 || r.cached || !ITEM_PATHS.has(r.path)) continue;
-    const date = Date.parse(r.x.responseHeaders?.['date'] ?? '');
-    if (!Number.isNaN(date) && date < r.sent - 15_000) continue;
+    if (datedWellBefore(r.x.responseHeaders?.['date'], r.sent)) continue;
     if (r.body !== undefined) {
       for (const item of itemsOf(r, itemPaths()))
         if (typeof item === 'object' && item !== null && 'summary' in item) {

@@ -125,8 +125,20 @@ const credentialForms = (x: Exchange): string =>
  */
 function formTaken(x: Exchange, p: string): boolean {
   const forms = credentialForms(x);
-  if (!forms) return false;
-  return gatewayExchanges().some((y) => y.status! >= 200 && y.status! < 300 && pathOf(y).split('?')[0] === p && credentialForms(y) === forms);
+  return forms !== '' && servedForms().has(`${p} ${forms}`);
+}
+
+/** Each (path, credential forms) the deployment served (2xx) in the run so far, read again only when exchanges came since. */
+let served: { count: number; last: Exchange | undefined; keys: Set<string> } | undefined;
+function servedForms(): Set<string> {
+  const xs = gatewayExchanges();
+  if (served?.count !== xs.length || served.last !== xs.at(-1))
+    served = {
+      count: xs.length,
+      last: xs.at(-1),
+      keys: new Set(xs.filter((y) => y.status! >= 200 && y.status! < 300).map((y) => `${pathOf(y).split('?')[0]} ${credentialForms(y)}`)),
+    };
+  return served.keys;
 }
 
 /** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
