@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   apiLinksUnderV1,
+  changesCursorMoves,
   cursorPagesLeadOn,
   dailySame,
   filteredRowsHold,
@@ -341,5 +342,24 @@ describe('a view of the listing against plain listings read around it', () => {
       id: 'id',
     });
     expect(p).toEqual({ expected: ['a'], missing: [] });
+  });
+});
+
+describe('changesCursorMoves: an answer listing changes hands out a cursor past them', () => {
+  const P = { list: 'changes', cursorParam: 'cursor', nextCursor: 'cursor' };
+  const change = { op: 'upsert', changedAt: '2026-11-27T05:00:00Z', item: { id: 'a' } };
+  it('names an answer that listed changes and returned the cursor it was asked with', () => {
+    const r = changesCursorMoves([seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c1', changes: [change] } })], P);
+    expect(r.judged).toBe(1);
+    expect(r.bad[0]).toContain('handed out the cursor it was asked with');
+  });
+  it('passes a cursor that moved, and does not judge an answer listing no change (a caught-up cursor may stay)', () => {
+    const moved = seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c2', changes: [change] } });
+    const empty = seen('/api/v1/selected/changes?cursor=c2', { body: { cursor: 'c2', changes: [] } });
+    expect(changesCursorMoves([moved, empty], P)).toEqual({ judged: 1, bad: [] });
+  });
+  it('does not judge an answer from a cache', () => {
+    const cached = { ...seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c1', changes: [change] } }), cached: true };
+    expect(changesCursorMoves([cached], P).judged).toBe(0);
   });
 });

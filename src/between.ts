@@ -664,6 +664,27 @@ export function changeEntries(body: unknown, p: { list: string; itemId: string; 
 }
 
 /**
+ * The change feed is incremental: an answer that lists changes hands out a cursor past them. One that returns the very
+ * cursor it was asked with, having listed changes, leads the next call to the same changes again (a poller never
+ * moves on). Judged on every changes 200 of the run that listed a change (not one from a cache), whole or read from
+ * its outline.
+ */
+export function changesCursorMoves(seen: Seen[], p: { list: string; cursorParam: string; nextCursor: string }): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen) {
+    if (s.path !== '/api/v1/selected/changes' || s.status !== 200 || s.cached) continue;
+    const asked = new URL(s.x.url).searchParams.get(p.cursorParam);
+    const next = field(topOf(s), p.nextCursor);
+    const listed = listRows(s, p.list)?.length ?? s.lengths?.[p.list];
+    if (!asked || typeof next !== 'string' || !listed) continue;
+    judged++;
+    if (next === asked) bad.push(`${at(s)} listed ${listed} change(s) and handed out the cursor it was asked with`);
+  }
+  return { judged, bad };
+}
+
+/**
  * The changes a walk in small pages lost: each change one large page from the same cursor held both before the walk
  * and after it (so it was in the feed from that cursor all along), while no page of the walk named its item at all (a
  * walk that folded it into a later change of the item still names the item).

@@ -18,6 +18,7 @@ import {
   feedGet,
   firstCursor,
   effectiveTime,
+  fromCache,
   idOf,
   inputJson,
   listOf,
@@ -431,8 +432,151 @@ interface Applied {
   res: HttpResponse[];
   cursor: string;
 }
+
+/**
+ * Brings `mirror` up to date with the changes after `cursor` and compares it with the selected set read afresh: the
+ * set may change again while the two are brought up to date, so they are compared again (three times at most); an id
+ * that differs every time is lost or stale in the mirror. `first`: the answer to the first changes call, when the
+ * caller already has it.
+ */
+async function reconcile(
+  mirror: Map<string, string>,
+  cursor: string,
+  first?: HttpResponse,
+): Promise<{ diff: string[]; cursor: string; res: HttpResponse[]; fresh: Map<string, string> }> {
+  let applied = await applyChanges(mirror, cursor, first);
+  const res = [...applied.res];
+  let diff: string[] = [];
+  let fresh = new Map<string, string>();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const set = await freshSet();
+    const more = await applyChanges(mirror, applied.cursor);
+    res.push(...set.res, ...more.res);
+    applied = more;
+    fresh = set.items;
+    const now = differences(mirror, fresh);
+    diff = attempt === 0 ? now : diff.filter((id) => now.includes(id));
+    if (diff.length === 0) break;
+  }
+  return { diff, cursor: applied.cursor, res, fresh };
+}
+
+interface Reconciled {
+  mirror: Map<string, string>;
+  diff: string[];
+  /** The sync cursor the mirror is up to date with. */
+  cursor: string;
+  res: HttpResponse[];
+}
+/** The mirror walk's snapshot with every change after its cursor, compared with the selected set read afresh (once per run). */
+function reconciled(): Promise<Reconciled> {
+  return once('live-mirror-reconciled', async () => {
+    const m = await mirrorWalk();
+    const mirror = new Map(m.items);
+    const r = await reconcile(mirror, m.cursor);
+    return { mirror, diff: r.diff, cursor: r.cursor, res: r.res };
+  });
+}
+
+/** The mirror kept on after it was caught up: the answers, and what the mirror and the set then were. */
+interface KeptOn {
+  /** Why the procedure was not walked to its end (the mirror not reconciled, the changes never empty, the set quiet). */
+  skipped?: { why: string; quiet?: number };
+  /** The changes answer with no change, for the cursor the mirror was up to date with. */
+  empty?: HttpResponse;
+  /**
+   * After the wait: If-None-Match with the empty answer's ETag; when that is not a 200, the same cursor asked plainly,
+   * and when the first was a 304 and the plain one lists changes, the conditional request once more (the changes came
+   * before it).
+   */
+  conditional?: HttpResponse;
+  plain?: HttpResponse;
+  conditionalAgain?: HttpResponse;
+  /** The ids the mirror, brought up to date from the empty answer's cursor, differs on from the set read afresh. */
+  diff: string[];
+  /** The ids the set changed on between the empty answer and the fresh reads. */
+  changed: string[];
+  res: HttpResponse[];
+}
+
+/**
+ * A mirror kept on as the document's procedure keeps it ("then /api/v1/selected/changes continuously"): once up to
+ * date, its cursor asked until the changes answer lists no change (three tries), the wait (LIVE_WAIT_MS), then the
+ * changes after the empty answer's cursor asked (with that answer's ETag, as a poller holding it asks, and plainly)
+ * and applied, and the mirror compared with the set read afresh (reconcile). A target whose set did not change in
+ * between leaves it quiet. Once per run.
+ */
+function keptOn(): Promise<KeptOn> {
+  return once('live-mirror-kept-on', async (): Promise<KeptOn> => {
+    const none = (why: string, quietMs?: number): KeptOn => ({
+      skipped: { why, ...(quietMs !== undefined ? { quiet: quietMs } : {}) },
+      diff: [],
+      changed: [],
+      res: [],
+    });
+    const m = await mirrorWalk();
+    if (!m.changed) return none('the selected set (the changes after the first sync cursor)', m.changedMs);
+    let r: Reconciled;
+    try {
+      r = await reconciled();
+    } catch (e) {
+      return none(`the mirror could not be brought up to date (${(e as Error).message.split('\n')[0]})`);
+    }
+    if (r.diff.length) return none('the mirror was not brought up to date with the set (feed-live-mirror-reconciled judges that)');
+    const mirror = new Map(r.mirror);
+    const p = profile().changes;
+    const res: HttpResponse[] = [];
+    let cursor = r.cursor;
+    let empty: HttpResponse | undefined;
+    for (let i = 0; i < 3 && !empty; i++) {
+      const a = await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor } });
+      res.push(a);
+      if (a.status !== 200) return { ...none(`GET ${CHANGES} with the mirror's cursor answered ${a.status}`), res };
+      const body = json(a);
+      if (listOf(body, p.list!).length > 0) {
+        const x = await applyChanges(mirror, cursor, a);
+        res.push(...x.res.slice(1));
+        cursor = x.cursor;
+        continue;
+      }
+      empty = a;
+      const next = field(body, p.nextCursor!);
+      if (typeof next === 'string') cursor = next;
+    }
+    if (!empty) return { ...none("the changes after the mirror's cursor listed a change at each of three asks: never caught up"), res };
+    const emptyAt = Date.now();
+    await pause(LIVE_WAIT_MS);
+    const atEmpty = new Map(mirror);
+    const etag = empty.header('etag');
+    // As a poller holding the empty answer's ETag asks: its 200 is the first page the mirror applies.
+    const conditional = etag ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag } }) : undefined;
+    if (conditional) res.push(conditional);
+    const plain = conditional?.status === 200 ? undefined : await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor } });
+    if (plain) res.push(plain);
+    const first = (plain ?? conditional)!;
+    if (first.status !== 200) return { ...none(`GET ${CHANGES} with the empty answer's cursor, asked again, answered ${first.status}`), res, empty };
+    const conditionalAgain =
+      conditional?.status === 304 && plain && listOf(json(plain), p.list!).length > 0
+        ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag! } })
+        : undefined;
+    if (conditionalAgain) res.push(conditionalAgain);
+    const rec = await reconcile(mirror, cursor, first);
+    res.push(...rec.res.slice(1));
+    const changed = differences(atEmpty, rec.fresh);
+    if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };
+    return {
+      empty,
+      ...(conditional ? { conditional } : {}),
+      ...(plain ? { plain } : {}),
+      ...(conditionalAgain ? { conditionalAgain } : {}),
+      diff: rec.diff,
+      changed,
+      res,
+    };
+  });
+}
 /** The changes after `cursor` applied to `mirror` (upserts replace, removals delete), every page until hasMore is false. */
-async function applyChanges(mirror: Map<string, string>, cursor: string): Promise<Applied> {
+async function applyChanges(mirror: Map<string, string>, cursor: string, first?: HttpResponse): Promise<Applied> {
   const read = await readChanges(
     cursor,
     10,
@@ -447,6 +591,8 @@ async function applyChanges(mirror: Map<string, string>, cursor: string): Promis
       return true;
     },
     json,
+    undefined,
+    first,
   );
   for (const ch of read.bodies.flatMap((body) => listOf(body, profile().changes.list!))) {
     const { op, id, item } = changeOf(ch);
@@ -642,21 +788,9 @@ checkGroup('procedures walked across a change', () => {
       t.cite(...m.pages);
       if (!m.changed) quiet(t, 'the selected set (the changes after the first sync cursor)', m.changedMs);
       precondition(m.afterChange === undefined || m.afterChange.status === 200, 'the snapshot walk did not complete');
-      const mirror = new Map(m.items);
-      let applied = await applyChanges(mirror, m.cursor);
-      t.cite(...applied.res);
-      // The set may change again while the two are brought up to date: compared again (three times at most); an id
-      // that differs every time is lost or stale in the mirror.
-      let diff: string[] = [];
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const fresh = await freshSet();
-        const more = await applyChanges(mirror, applied.cursor);
-        t.cite(...fresh.res, ...more.res);
-        applied = more;
-        const now = differences(mirror, fresh.items);
-        diff = attempt === 0 ? now : diff.filter((id) => now.includes(id));
-        if (diff.length === 0) break;
-      }
+      const { mirror, res, diff: found } = await reconciled();
+      t.cite(...res);
+      let diff = found;
       t.observe('mirror', `${mirror.size} items after a walk of ${m.pages.length} page(s) across a change and the changes after its cursor`);
       if (diff.length) {
         const lost = await lostByPaging(diff.filter((id) => !mirror.has(id)));
@@ -965,6 +1099,49 @@ checkGroup('procedures walked across a change', () => {
       // not wait longer for the younger ones (each says how long it waited; a timer longer than that is not seen).
       const notAfter = Math.max(c.at + CURSOR_REUSE_MS, Date.now());
       for (const x of all) await reuseLate(t, x, x === used ? 'after its first use' : 'after it was issued', notAfter);
+    },
+  );
+});
+
+checkGroup('a mirror kept on after it caught up', () => {
+  check(
+    {
+      id: 'feed-live-mirror-kept-on',
+      title: "a mirror kept on after a changes answer listed no change gets, from that answer's cursor, the changes made after it",
+      requirements: ['feed-changes-mirror'],
+    },
+    async (t) => {
+      const k = await keptOn();
+      t.cite(...k.res);
+      if (k.skipped) return k.skipped.quiet !== undefined ? quiet(t, k.skipped.why, k.skipped.quiet) : t.notApplicable(k.skipped.why);
+      t.observe('after the empty answer', `the set changed on ${k.changed.length} item(s) (${k.changed.slice(0, 3).join(', ')})`);
+      if (k.diff.length)
+        t.violation(
+          `after a changes answer with no change (${k.empty!.url}), the changes from its cursor, asked ${waited(LIVE_WAIT_MS)} later and again while compared, leave the mirror differing from the selected set on ${k.diff.length} item(s) (${k.diff.slice(0, 3).join(', ')}): changes made after a quiet poll are not delivered`,
+        );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-live-changes-304-after-quiet',
+      title: 'the ETag of a changes answer that listed no change gets no 304 once changes after that cursor are listed',
+      requirements: ['feed-changed-resource-200'],
+    },
+    async (t) => {
+      const k = await keptOn();
+      t.cite(...k.res);
+      if (k.skipped) return k.skipped.quiet !== undefined ? quiet(t, k.skipped.why, k.skipped.quiet) : t.notApplicable(k.skipped.why);
+      precondition(k.conditional, 'the empty changes answer carried no ETag', 'feed-200-etag-cache-control');
+      if (!k.plain) return t.observe('after the wait', `If-None-Match ${k.empty!.header('etag')}: ${k.conditional.status}`);
+      const listed = listOf(json(k.plain), profile().changes.list!).length;
+      if (listed === 0) return t.notApplicable('the cursor, asked again after the wait, listed no change (the set changed after that answer)');
+      t.observe('after the wait', `If-None-Match ${k.empty!.header('etag')}: ${k.conditional.status}; asked plainly: ${listed} change(s)`);
+      const again = k.conditionalAgain;
+      if (again?.status === 304 && ![k.conditional, k.plain, again].some(fromCache))
+        t.violation(
+          `GET ${again.url} with If-None-Match ${k.empty!.header('etag')} (the ETag of its answer listing no change) answered 304 twice, before and after the same request without it listed ${listed} change(s)`,
+        );
     },
   );
 });

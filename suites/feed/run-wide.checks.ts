@@ -28,6 +28,7 @@ import { componentSchema, field, formatAjvErrors, loadOpenApi, parameter, valida
 import { contentDigest, type HttpResponse } from '../../src/http.js';
 import {
   changeEntries,
+  changesCursorMoves,
   archiveOrder,
   archiveSizes,
   dailyHeadNeverOlder,
@@ -1539,6 +1540,26 @@ describe.sequential('between two exchanges of the run: the archive and latest st
       const bad = answers.flatMap((x) => staleForADay(x.responseHeaders!['cache-control']!).map((why) => `${where(x)}: ${why}`));
       if (bad.length)
         t.violation(`${bad.slice(0, 5).join('; ')}: the archive and latest change with each day's report, so a cache must ask again within a day`);
+    },
+  );
+});
+
+describe.sequential('between two answers of the change feed', () => {
+  check(
+    {
+      id: 'feed-run-changes-cursor-moves',
+      title:
+        'every changes answer of the run that listed a change handed out a cursor other than the one it was asked with (the next call starts after those changes)',
+      requirements: ['feed-changes-mirror'],
+    },
+    async (t) => {
+      const p = profile().changes;
+      judge(
+        t,
+        changesCursorMoves(runSeen(), { list: p.list!, cursorParam: p.cursorParam!, nextCursor: p.nextCursor! }),
+        'no changes answer of the run listed a change',
+        'changes answers listed changes and led the next call back to them',
+      );
     },
   );
 });
