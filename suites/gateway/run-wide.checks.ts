@@ -77,6 +77,12 @@ function ownError(x: Exchange): string | undefined {
   // passes the upstream's model_not_found through, typed as its vendor's.)
   if (x.status === 400 && BODY_ROUTED.test(p) && notJson(x.requestBody))
     return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
+  // The per-user model request limit is the gateway's own (one of "two sources" of its 429s): a 429 without
+  // Retry-After whose body states its window and count (gw-every-429-classified's per-user reading).
+  if (x.status === 429 && x.responseHeaders?.['retry-after'] === undefined) {
+    const stated = statedLimit(x.responseBody ?? '');
+    if (stated.windowMinutes !== undefined && stated.max !== undefined) return "the per-user model request limit's 429 (its window and count in the body)";
+  }
   return undefined;
 }
 
@@ -409,6 +415,15 @@ const operationOf = (x: Exchange) =>
     .split('?')[0]!
     .replace(/models\/[^/:]+:/, 'models/{model}:');
 
+/** Whether a request's JSON body asks for a stream ("stream": true); vendor C streams by its path. */
+const streamedBody = (x: Exchange): boolean => {
+  try {
+    return (JSON.parse(x.requestBody ?? '') as { stream?: unknown }).stream === true;
+  } catch {
+    return false;
+  }
+};
+
 /**
  * The requests among `others` that `served` accepts, sent between the first and the last of `failed`, when every one
  * of `failed` was answered 5xx (else none): a refusal the deployment gives on every attempt while it serves others
@@ -435,16 +450,19 @@ async function everyUnknownModelRefused(t: CheckTools): Promise<void> {
   for (const x of named.filter((e) => validKey(e) && ((e.status! >= 200 && e.status! < 300) || e.status === 101)))
     t.violation(`${x.method} ${x.url}: a model no key's group holds was served (${x.status}) to the valid key, where the status table gives 404`);
   // The answers about the model: a refused key (401, 403) or a limit (429) answers before the model is looked at.
+  // Per operation and transport: a deployment may answer the model one way plainly and another when the call streams.
   const byOperation = new Map<string, Exchange[]>();
-  for (const x of named.filter((e) => ![401, 403, 429].includes(e.status!))) byOperation.set(operationOf(x), [...(byOperation.get(operationOf(x)) ?? []), x]);
-  for (const [op, xs] of byOperation) {
+  const transportOf = (x: Exchange) => `${operationOf(x)}${streamedBody(x) ? ' (streamed)' : ''}`;
+  for (const x of named.filter((e) => ![401, 403, 429].includes(e.status!))) byOperation.set(transportOf(x), [...(byOperation.get(transportOf(x)) ?? []), x]);
+  for (const [key, xs] of byOperation) {
+    const op = operationOf(xs[0]!);
     // At least three requests (their retries aside), every attempt a 5xx: an outage that refuses one request in a few
     // does not do that; and meanwhile the operation served others (2xx: their upstream answered).
     if (xs.filter((x) => x.attempt === 0).length < 3) continue;
     const answered = servedMeanwhile(xs, all, (x) => !namesUnknownModel(x) && x.status! >= 200 && x.status! < 300 && operationOf(x) === op);
     if (answered.length)
       t.violation(
-        `${op}: all ${xs.length} attempts naming a made-up model answered 5xx (${[...new Set(xs.map((x) => x.status))].join(', ')}), while ${answered.length} other request(s) to it meanwhile were served (e.g. ${answered[0]!.status}): a model outside the key's group answers 404`,
+        `${key}: all ${xs.length} attempts naming a made-up model answered 5xx (${[...new Set(xs.map((x) => x.status))].join(', ')}), while ${answered.length} other request(s) to it meanwhile were served (e.g. ${answered[0]!.status}): a model outside the key's group answers 404`,
       );
   }
   t.observe('requests naming a made-up model', String(named.length));
