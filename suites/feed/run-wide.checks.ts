@@ -25,7 +25,7 @@ import {
 } from '../../src/feed.js';
 import { ENTITY_TAG, sMaxAge, staleForADay, weakMatch } from '../../src/caching.js';
 import { componentSchema, field, formatAjvErrors, loadOpenApi, parameter, validator } from '../../src/spec.js';
-import { contentDigest, type HttpResponse } from '../../src/http.js';
+import { contentDigest, USER_AGENT, type HttpResponse } from '../../src/http.js';
 import {
   changeEntries,
   changesCursorMoves,
@@ -1172,6 +1172,27 @@ async function revalidateMoved(seen: Seen[]): Promise<HttpResponse[]> {
   return res;
 }
 
+/** The User-Agent of the second client the late look plays: the suite's own, marked. */
+const SECOND_CLIENT = `${USER_AGENT} (second client)`;
+
+/**
+ * The stories the run read first (three at most) whose every answer was a 200, asked again as another client would (a
+ * User-Agent of its own): a story merged since answers 308 to anyone. When it does, the story is asked once more as the
+ * run's own client, which the 308 binds as well (feed-run-merged-story-stays-merged): a deployment that keeps serving a
+ * merged story to the clients that read it before the merge shows it there.
+ */
+async function askAsAnotherClient(seen: Seen[]): Promise<HttpResponse[]> {
+  const stories = seen.filter((s) => s.path.startsWith('/api/v1/stories/') && s.x.method === 'GET');
+  const ids = [...new Set(stories.map((s) => s.path))].filter((p) => stories.filter((s) => s.path === p).every((s) => s.status === 200)).slice(0, 3);
+  const res: HttpResponse[] = [];
+  for (const path of ids) {
+    const other = await feedGet(path, { headers: { 'user-agent': SECOND_CLIENT } });
+    res.push(other);
+    if (other.status === 308) res.push(await feedGet(path));
+  }
+  return res;
+}
+
 /**
  * One late look, the run's last requests, shared by the checks below: the latest daily report and then the archive's
  * first entry (?limit=1, as the document tells a client to), the hot topics, the run's first 24h listing under each
@@ -1215,8 +1236,9 @@ const lateLook = () =>
       if (notModified.status === 304) revalidated = { ok, notModified, firstSeen: u.first };
       break;
     }
+    res.push(...(await askAsAnotherClient(seen)));
     // Last, so each merged id is asked as long after its first 308 as the run allows.
-    const merged = seen.filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/'));
+    const merged = runSeen().filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/'));
     // The extra questions (If-None-Match: *; the survivor asked with the merged story's ETag) go to one merged id
     // each, the first (the first with an ETag of its own): the request budget.
     const paths = [...new Set(merged.map((s) => s.path))].slice(0, 3);
