@@ -443,12 +443,13 @@ async function reconcile(
   mirror: Map<string, string>,
   cursor: string,
   first?: HttpResponse,
-): Promise<{ diff: string[]; cursor: string; res: HttpResponse[]; fresh: Map<string, string> }> {
+  attempts = 3,
+): Promise<{ diff: string[]; cursor: string; res: HttpResponse[]; fresh: Map<string, string>; last?: HttpResponse }> {
   let applied = await applyChanges(mirror, cursor, first);
   const res = [...applied.res];
   let diff: string[] = [];
   let fresh = new Map<string, string>();
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < attempts; attempt++) {
     const set = await freshSet();
     const more = await applyChanges(mirror, applied.cursor);
     res.push(...set.res, ...more.res);
@@ -458,14 +459,15 @@ async function reconcile(
     diff = attempt === 0 ? now : diff.filter((id) => now.includes(id));
     if (diff.length === 0) break;
   }
-  return { diff, cursor: applied.cursor, res, fresh };
+  return { diff, cursor: applied.cursor, res, fresh, ...(applied.res.length ? { last: applied.res.at(-1)! } : {}) };
 }
 
 interface Reconciled {
   mirror: Map<string, string>;
   diff: string[];
-  /** The sync cursor the mirror is up to date with. */
+  /** The sync cursor the mirror is up to date with, and the changes answer that gave it. */
   cursor: string;
+  last?: HttpResponse;
   res: HttpResponse[];
 }
 /** The mirror walk's snapshot with every change after its cursor, compared with the selected set read afresh (once per run). */
@@ -474,9 +476,12 @@ function reconciled(): Promise<Reconciled> {
     const m = await mirrorWalk();
     const mirror = new Map(m.items);
     const r = await reconcile(mirror, m.cursor);
-    return { mirror, diff: r.diff, cursor: r.cursor, res: r.res };
+    return { mirror, diff: r.diff, cursor: r.cursor, res: r.res, ...(r.last ? { last: r.last } : {}) };
   });
 }
+
+/** The largest selected set the mirror is kept on with: two pages of 1000 at each fresh read. */
+const KEPT_ON_MAX_ITEMS = 2000;
 
 /** The mirror kept on after it was caught up: the answers, and what the mirror and the set then were. */
 interface KeptOn {
@@ -523,11 +528,18 @@ function keptOn(): Promise<KeptOn> {
       return none(`the mirror could not be brought up to date (${(e as Error).message.split('\n')[0]})`);
     }
     if (r.diff.length) return none('the mirror was not brought up to date with the set (feed-live-mirror-reconciled judges that)');
+    // Each comparison reads the set afresh in pages of 1000: a large set's pages would take the run past its budget.
+    if (r.mirror.size > KEPT_ON_MAX_ITEMS)
+      return none(
+        `the selected set holds ${r.mirror.size} items: reading it afresh (${Math.ceil(r.mirror.size / 1000)} pages of 1000 at each comparison) would take the run past the remote budget of 600 feed requests`,
+      );
     const mirror = new Map(r.mirror);
     const p = profile().changes;
     const res: HttpResponse[] = [];
     let cursor = r.cursor;
-    let empty: HttpResponse | undefined;
+    // The answer that brought the mirror up to date may have listed no change already: then it is the empty one.
+    const caughtUp = r.last?.status === 200 && listOf(json(r.last), p.list!).length === 0;
+    let empty: HttpResponse | undefined = caughtUp ? r.last : undefined;
     for (let i = 0; i < 3 && !empty; i++) {
       const a = await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor } });
       res.push(a);
@@ -560,7 +572,7 @@ function keptOn(): Promise<KeptOn> {
         ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag! } })
         : undefined;
     if (conditionalAgain) res.push(conditionalAgain);
-    const rec = await reconcile(mirror, cursor, first);
+    const rec = await reconcile(mirror, cursor, first, 2);
     res.push(...rec.res.slice(1));
     const changed = differences(atEmpty, rec.fresh);
     if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };

@@ -345,6 +345,9 @@ const VIEWS_AT_MOST = 12;
 /** What the run sends after the views (the late look, the changes backlog): about 15-18 requests, measured 2026-11-27. */
 const AFTER_THE_VIEWS = 18;
 
+/** Whether `n` more feed requests keep the run within the remote budget. */
+const roomFor = (n: number): boolean => runExchanges('feed').length + n <= FEED_BUDGET;
+
 /**
  * Late in the run, the views are read only when the run's requests so far leave room for them under the remote budget
  * (a busy feed's walks take more of it): why not, or undefined.
@@ -1177,7 +1180,7 @@ const SECOND_CLIENT = `${USER_AGENT} (second client)`;
 
 /**
  * The stories the run read first (three at most) whose every answer was a 200, asked again as another client would (a
- * User-Agent of its own): a story merged since answers 308 to anyone. When it does, the story is asked once more as the
+ * User-Agent of its own), as far as the remote budget leaves room: a story merged since answers 308 to anyone. When it does, the story is asked once more as the
  * run's own client, which the 308 binds as well (feed-run-merged-story-stays-merged): a deployment that keeps serving a
  * merged story to the clients that read it before the merge shows it there.
  */
@@ -1186,6 +1189,7 @@ async function askAsAnotherClient(seen: Seen[]): Promise<HttpResponse[]> {
   const ids = [...new Set(stories.map((s) => s.path))].filter((p) => stories.filter((s) => s.path === p).every((s) => s.status === 200)).slice(0, 3);
   const res: HttpResponse[] = [];
   for (const path of ids) {
+    if (!roomFor(2)) break;
     const other = await feedGet(path, { headers: { 'user-agent': SECOND_CLIENT } });
     res.push(other);
     if (other.status === 308) res.push(await feedGet(path));
@@ -1212,11 +1216,6 @@ const lateLook = () =>
     res.push(await feedGet('/api/v1/dailies', { query: { limit: 1 } }));
     const hot = await feedGet('/api/v1/hot-topics');
     res.push(hot);
-    // A ranking that moved since the run's last read, read twice more: an instance that still serves the previous
-    // ranking beside one serving the new gives it back to one of them (feed-run-hot-topics-never-back).
-    const lastHot = seen.filter((s) => s.path === '/api/v1/hot-topics' && s.status === 200 && s.etag).at(-1)?.etag;
-    const hotEtag = hot.header('etag');
-    if (hot.status === 200 && lastHot && hotEtag && !weakMatch(hotEtag, lastHot)) for (let i = 0; i < 2; i++) res.push(await feedGet('/api/v1/hot-topics'));
     // The run's first 24h listing under each timestamp rule (no cursor), read again: rows leave that window soonest.
     for (const by of ['timeline', 'published']) {
       const first = seen.find(
@@ -1236,9 +1235,8 @@ const lateLook = () =>
       if (notModified.status === 304) revalidated = { ok, notModified, firstSeen: u.first };
       break;
     }
-    res.push(...(await askAsAnotherClient(seen)));
     // Last, so each merged id is asked as long after its first 308 as the run allows.
-    const merged = runSeen().filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/'));
+    const merged = seen.filter((s) => s.status === 308 && s.path.startsWith('/api/v1/stories/'));
     // The extra questions (If-None-Match: *; the survivor asked with the merged story's ETag) go to one merged id
     // each, the first (the first with an ETag of its own): the request budget.
     const paths = [...new Set(merged.map((s) => s.path))].slice(0, 3);
@@ -1252,6 +1250,15 @@ const lateLook = () =>
     // timer differs only from a read seconds later; feed-run-daily-report-unchanged compares them).
     const byDate = seen.find((s) => s.status === 200 && isReportByDate(s.path));
     if (byDate) res.push(await feedGet(new URL(byDate.x.url)));
+    // The questions a deployment answers rightly most of the time come after everything else, when the run's requests
+    // leave room for them under the remote budget: the hot topics read twice more when their ranking moved since the
+    // run's last read (an instance still serving the previous ranking beside one serving the new gives it back to one
+    // of the three reads: feed-run-hot-topics-never-back), and stories asked as a second client (askAsAnotherClient).
+    const lastHot = seen.filter((s) => s.path === '/api/v1/hot-topics' && s.status === 200 && s.etag).at(-1)?.etag;
+    const hotEtag = hot.header('etag');
+    if (hot.status === 200 && lastHot && hotEtag && !weakMatch(hotEtag, lastHot) && roomFor(2))
+      for (let i = 0; i < 2; i++) res.push(await feedGet('/api/v1/hot-topics'));
+    res.push(...(await askAsAnotherClient(seen)));
     return { res, revalidated };
   });
 
