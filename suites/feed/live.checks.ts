@@ -480,6 +480,16 @@ function reconciled(): Promise<Reconciled> {
   });
 }
 
+/**
+ * Whether the target changed during the mirror walk's wait: the changes after its first page's cursor listed some, or
+ * another watched resource moved meanwhile (a change feed that lists nothing must not make a changing target look quiet).
+ */
+async function targetChanged(m: Mirror): Promise<boolean> {
+  if (m.changed) return true;
+  const others = await Promise.all(WATCHED.filter((id) => id !== 'selectedChanges').map((id) => watched(id)));
+  return others.some((w) => w.after !== undefined);
+}
+
 /** The largest selected set the mirror is kept on with: two pages of 1000 at each fresh read. */
 const KEPT_ON_MAX_ITEMS = 2000;
 
@@ -520,7 +530,7 @@ function keptOn(): Promise<KeptOn> {
       res: [],
     });
     const m = await mirrorWalk();
-    if (!m.changed) return none('the selected set (the changes after the first sync cursor)', m.changedMs);
+    if (!(await targetChanged(m))) return none('the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs);
     let r: Reconciled;
     try {
       r = await reconciled();
@@ -798,7 +808,7 @@ checkGroup('procedures walked across a change', () => {
     async (t) => {
       const m = await mirrorWalk();
       t.cite(...m.pages);
-      if (!m.changed) quiet(t, 'the selected set (the changes after the first sync cursor)', m.changedMs);
+      if (!(await targetChanged(m))) quiet(t, 'the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs);
       precondition(m.afterChange === undefined || m.afterChange.status === 200, 'the snapshot walk did not complete');
       const { mirror, res, diff: found } = await reconciled();
       t.cite(...res);
