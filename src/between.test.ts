@@ -346,12 +346,19 @@ describe('a view of the listing against plain listings read around it', () => {
 });
 
 describe('changesCursorMoves: an answer listing changes hands out a cursor past them', () => {
-  const P = { list: 'changes', cursorParam: 'cursor', nextCursor: 'cursor' };
+  const P = { list: 'changes', cursorParam: 'cursor', nextCursor: 'cursor', hasMore: 'hasMore' };
   const change = { op: 'upsert', changedAt: '2026-11-27T05:00:00Z', item: { id: 'a' } };
-  it('names an answer that listed changes and returned the cursor it was asked with', () => {
-    const r = changesCursorMoves([seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c1', changes: [change] } })], P);
+  const later = { op: 'upsert', changedAt: '2026-11-27T05:00:01Z', item: { id: 'b' } };
+  it('names an answer that listed changes of two instants and returned the cursor it was asked with', () => {
+    const r = changesCursorMoves([seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c1', changes: [change, later] } })], P);
     expect(r.judged).toBe(1);
     expect(r.bad[0]).toContain('handed out the cursor it was asked with');
+  });
+  it('names one that said more pages follow, and not one listing one instant again (an inclusive boundary)', () => {
+    const more = seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c1', hasMore: true, changes: [change] } });
+    const boundary = seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c1', hasMore: false, changes: [change] } });
+    expect(changesCursorMoves([more], P).bad).toHaveLength(1);
+    expect(changesCursorMoves([boundary], P)).toEqual({ judged: 1, bad: [] });
   });
   it('passes a cursor that moved, and does not judge an answer listing no change (a caught-up cursor may stay)', () => {
     const moved = seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c2', changes: [change] } });

@@ -437,6 +437,12 @@ export function locationId(s: Seen): string | undefined {
   }
 }
 
+/** Whether `a` carries a Date earlier than `b`'s (second resolution; either without one: no). */
+function datedBefore(a: Seen, b: Seen): boolean {
+  const [x, y] = [Date.parse(a.x.responseHeaders?.['date'] ?? ''), Date.parse(b.x.responseHeaders?.['date'] ?? '')];
+  return !Number.isNaN(x) && !Number.isNaN(y) && x < y;
+}
+
 /**
  * A merge is a transition with no way back (the document's only state row for a story): once a story id answered
  * 308, no later request for it answers 200, nor 304 (a conditional request with the merged story's old ETag
@@ -453,6 +459,8 @@ export function mergedStaysMerged(seen: Seen[]): Judged {
     // A 304 to a validator the id's own 308s carried confirms the redirect: not judged.
     const redirectTags = stories.filter((s) => storyId(s) === storyId(m) && s.status === 308 && s.etag).map((s) => s.etag!);
     for (const s of later) {
+      // An answer dated before the 308 is an older copy a cache without Age kept (one keyed on the client, say).
+      if (datedBefore(s, m)) continue;
       const layerUp = s.status === 404 && stories.some((o) => o.status === 200 && o.sent > s.received);
       const asked = s.x.requestHeaders['if-none-match'] ?? '';
       // "*" matches any current representation: a deployment whose 308s carry an ETag has one, one whose 308s carry
@@ -599,7 +607,8 @@ export function versionsNeverReturn(seen: Seen[], path: string): Judged {
     if (!earlier.length) continue;
     judged++;
     // B arrived before v was sent, and showed another version than one (A, v's) that had arrived before B was sent.
-    const b = earlier.find((b) => b.c !== v.c && earlier.some((a) => a.c === v.c && a.s.received <= b.s.sent));
+    // An answer dated before the one that replaced its version is an older copy a cache without Age kept: not judged.
+    const b = earlier.find((b) => b.c !== v.c && !datedBefore(v.s, b.s) && earlier.some((a) => a.c === v.c && a.s.received <= b.s.sent));
     if (b) bad.push(`${at(v.s)} shows again the version that ${at(b.s)} had replaced`);
   }
   return { judged, bad };
@@ -665,21 +674,26 @@ export function changeEntries(body: unknown, p: { list: string; itemId: string; 
 
 /**
  * The change feed is incremental: an answer that lists changes hands out a cursor past them. One that returns the very
- * cursor it was asked with, having listed changes, leads the next call to the same changes again (a poller never
- * moves on). Judged on every changes 200 of the run that listed a change (not one from a cache), whole or read from
- * its outline.
+ * cursor it was asked with, having listed changes of more than one instant (or said more pages follow), leads the next
+ * call to the same changes again (a poller never moves on). A feed whose cursor is an inclusive time boundary may list
+ * the changes of that one instant again under the same cursor: not judged. Judged on every changes 200 of the run that
+ * listed a change (not one from a cache), whole or read from its outline.
  */
-export function changesCursorMoves(seen: Seen[], p: { list: string; cursorParam: string; nextCursor: string }): Judged {
+export function changesCursorMoves(seen: Seen[], p: { list: string; cursorParam: string; nextCursor: string; hasMore: string }): Judged {
   const bad: string[] = [];
   let judged = 0;
   for (const s of seen) {
     if (s.path !== '/api/v1/selected/changes' || s.status !== 200 || s.cached) continue;
     const asked = new URL(s.x.url).searchParams.get(p.cursorParam);
     const next = field(topOf(s), p.nextCursor);
-    const listed = listRows(s, p.list)?.length ?? s.lengths?.[p.list];
+    const rows = listRows(s, p.list);
+    const listed = rows?.length ?? s.lengths?.[p.list];
     if (!asked || typeof next !== 'string' || !listed) continue;
     judged++;
-    if (next === asked) bad.push(`${at(s)} listed ${listed} change(s) and handed out the cursor it was asked with`);
+    const instants = new Set((rows ?? []).map((r) => String(r.changedAt)));
+    const more = field(topOf(s), p.hasMore) === true;
+    if (next === asked && (more || instants.size > 1))
+      bad.push(`${at(s)} listed ${listed} change(s)${more ? ', said more follow,' : ` of ${instants.size} instants`} and handed out the cursor it was asked with`);
   }
   return { judged, bad };
 }

@@ -35,6 +35,7 @@ import {
   type FeedOperation,
 } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
+import { canonical } from '../../src/canonical.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const SNAPSHOT = '/api/v1/selected/snapshot';
@@ -403,7 +404,7 @@ function mirrorWalk(): Promise<Mirror> {
       pages.push(res);
       precondition(res.status === 200, `snapshot page ${pages.length} answered ${res.status}`);
       const body = json(res);
-      for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), JSON.stringify(it));
+      for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), canonical(it));
       return body as Record<string, unknown>;
     };
     const first = take(await feedGet(SNAPSHOT, { query: { fields: 'default', limit: 300 }, continuation: true }));
@@ -470,6 +471,8 @@ interface Reconciled {
   cursor: string;
   last?: HttpResponse;
   res: HttpResponse[];
+  /** The set as last read afresh. */
+  fresh: Map<string, string>;
 }
 /** The mirror walk's snapshot with every change after its cursor, compared with the selected set read afresh (once per run). */
 function reconciled(): Promise<Reconciled> {
@@ -477,7 +480,7 @@ function reconciled(): Promise<Reconciled> {
     const m = await mirrorWalk();
     const mirror = new Map(m.items);
     const r = await reconcile(mirror, m.cursor, undefined, 3, 'snapshot');
-    return { mirror, diff: r.diff, cursor: r.cursor, res: r.res, ...(r.last ? { last: r.last } : {}) };
+    return { mirror, diff: r.diff, cursor: r.cursor, res: r.res, fresh: r.fresh, ...(r.last ? { last: r.last } : {}) };
   });
 }
 
@@ -496,6 +499,8 @@ const KEPT_ON_MAX_ITEMS = 2000;
 
 /** The mirror kept on after it was caught up: the answers, and what the mirror and the set then were. */
 interface KeptOn {
+  /** An error the procedure met (a finding of the mirror's check, thrown again there). */
+  error?: unknown;
   /** Why the procedure was not walked to its end (the mirror not reconciled, the changes never empty, the set quiet). */
   skipped?: { why: string; quiet?: number };
   /** The changes answer with no change, for the cursor the mirror was up to date with. */
@@ -508,92 +513,99 @@ interface KeptOn {
   conditional?: HttpResponse;
   plain?: HttpResponse;
   conditionalAgain?: HttpResponse;
-  /** The ids the mirror, brought up to date from the empty answer's cursor, differs on from the set read afresh. */
+  /** The ids of `changed` the changes from the empty answer's cursor did not name. */
   diff: string[];
-  /** The ids the set changed on between the empty answer and the fresh reads. */
+  /** The ids two snapshot walks, before and after the empty answer, show changed, and no change before it named. */
   changed: string[];
   res: HttpResponse[];
 }
 
 /**
- * A mirror kept on as the document's procedure keeps it ("then /api/v1/selected/changes continuously"): once up to
- * date, its cursor asked until the changes answer lists no change (three tries), the wait (LIVE_WAIT_MS), then the
- * changes after the empty answer's cursor asked (with that answer's ETag, as a poller holding it asks, and plainly)
- * and applied, and the mirror compared with the set read afresh (reconcile). A target whose set did not change in
- * between leaves it quiet. Once per run.
+ * A mirror kept on as the document's procedure keeps it ("then /api/v1/selected/changes continuously"): a snapshot,
+ * the changes after its cursor read until an answer lists none, the wait (LIVE_WAIT_MS), a second snapshot, then the
+ * changes after the empty answer's cursor (with that answer's ETag first, as a poller holding it asks). Every item the
+ * two snapshots show changed, that no change before the empty answer named, must be named by the changes after it (two
+ * snapshots compare like with like: no change image is compared with a snapshot image). A target whose set did not
+ * change in between leaves it quiet. Once per run.
  */
 function keptOn(): Promise<KeptOn> {
-  return once('live-mirror-kept-on', async (): Promise<KeptOn> => {
-    const none = (why: string, quietMs?: number): KeptOn => ({
-      skipped: { why, ...(quietMs !== undefined ? { quiet: quietMs } : {}) },
-      diff: [],
-      changed: [],
-      res: [],
-    });
-    const m = await mirrorWalk();
-    if (!(await targetChanged(m))) return none('the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs);
-    // Each comparison reads the set afresh in pages of 1000: a large set's pages would take the run past its budget.
-    if (m.items.size > KEPT_ON_MAX_ITEMS)
-      return none(
-        `the selected set holds ${m.items.size} items: reading it afresh (${Math.ceil(m.items.size / 1000)} pages of 1000 at each comparison) would take the run past the remote budget of 600 feed requests`,
-      );
-    // A mirror of its own: a snapshot and the changes after its cursor until they say no more (freshSet), so what the
-    // mirror walked across a change judges (feed-live-mirror-reconciled) does not decide whether this one is kept on.
-    const start = await freshSet();
-    const r = { mirror: start.items, cursor: start.cursor, last: start.res.at(-1) };
-    const mirror = new Map(r.mirror);
-    const p = profile().changes;
-    const res: HttpResponse[] = [...start.res];
-    let cursor = r.cursor;
-    // The answer that brought the mirror up to date may have listed no change already: then it is the empty one.
-    const caughtUp = r.last?.status === 200 && listOf(json(r.last), p.list!).length === 0;
-    let empty: HttpResponse | undefined = caughtUp ? r.last : undefined;
-    for (let i = 0; i < 3 && !empty; i++) {
-      const a = await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor } });
-      res.push(a);
-      if (a.status !== 200) return { ...none(`GET ${CHANGES} with the mirror's cursor answered ${a.status}`), res };
-      const body = json(a);
-      if (listOf(body, p.list!).length > 0) {
-        const x = await applyChanges(mirror, cursor, a);
-        res.push(...x.res.slice(1));
-        cursor = x.cursor;
-        continue;
-      }
-      empty = a;
-      const next = field(body, p.nextCursor!);
-      if (typeof next === 'string') cursor = next;
-    }
-    if (!empty) return { ...none("the changes after the mirror's cursor listed a change at each of three asks: never caught up"), res };
-    const emptyAt = Date.now();
-    await pause(LIVE_WAIT_MS);
-    const atEmpty = new Map(mirror);
-    const etag = empty.header('etag');
-    // As a poller holding the empty answer's ETag asks: its 200 is the first page the mirror applies.
-    const conditional = etag ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag } }) : undefined;
-    if (conditional) res.push(conditional);
-    const plain = conditional?.status === 200 ? undefined : await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor } });
-    if (plain) res.push(plain);
-    const first = (plain ?? conditional)!;
-    if (first.status !== 200) return { ...none(`GET ${CHANGES} with the empty answer's cursor, asked again, answered ${first.status}`), res, empty };
-    const conditionalAgain =
-      conditional?.status === 304 && plain && listOf(json(plain), p.list!).length > 0
-        ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag! } })
-        : undefined;
-    if (conditionalAgain) res.push(conditionalAgain);
-    const rec = await reconcile(mirror, cursor, first, 2);
-    res.push(...rec.res.slice(1));
-    const changed = differences(atEmpty, rec.fresh);
-    if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };
-    return {
-      empty,
-      ...(conditional ? { conditional } : {}),
-      ...(plain ? { plain } : {}),
-      ...(conditionalAgain ? { conditionalAgain } : {}),
-      diff: rec.diff,
-      changed,
-      res,
-    };
+  // An error of the procedure (a refused changes call, a walk cut short) is kept as its outcome, read by both checks: the
+  // mirror's check reports it, the 304 check has nothing to judge (and the procedure is not walked again for it).
+  return once('live-mirror-kept-on', () => keptOnWalk().catch((error: unknown): KeptOn => ({ error, diff: [], changed: [], res: [] })));
+}
+
+async function keptOnWalk(): Promise<KeptOn> {
+  const none = (why: string, quietMs?: number): KeptOn => ({
+    skipped: { why, ...(quietMs !== undefined ? { quiet: quietMs } : {}) },
+    diff: [],
+    changed: [],
+    res: [],
   });
+  const m = await mirrorWalk();
+  if (!(await targetChanged(m))) return none('the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs);
+  // Each snapshot walk reads the set in pages of 1000: a large set's pages would take the run past its budget.
+  if (m.items.size > KEPT_ON_MAX_ITEMS)
+    return none(
+      `the selected set holds ${m.items.size} items: two more walks of it (${Math.ceil(m.items.size / 1000)} pages of 1000 each) would take the run past the remote budget of 600 feed requests`,
+    );
+  const p = profile().changes;
+  // The set as a snapshot shows it, then the changes after its cursor, read until an answer lists none (caught up):
+  // the ids they named were delivered before that answer.
+  const before = await walkSnapshot(1000);
+  const res: HttpResponse[] = [...before.res];
+  const delivered = new Set<string>();
+  let cursor = before.cursor;
+  let empty: HttpResponse | undefined;
+  for (let i = 0; i < 4 && !empty; i++) {
+    const read = await applyChanges(new Map(), cursor, undefined, i === 0 ? 'snapshot' : 'changes');
+    res.push(...read.res);
+    const named = namedIn(read.res);
+    named.forEach((id) => delivered.add(id));
+    if (read.res.length === 1 && named.size === 0) empty = read.res[0];
+    cursor = read.cursor;
+  }
+  if (!empty) return { ...none("the changes after the snapshot's cursor listed a change at each of four reads: never caught up"), res };
+  const emptyAt = Date.now();
+  await pause(LIVE_WAIT_MS);
+  // The set again, then the changes from the empty answer's cursor (with that answer's ETag first, as a poller holding
+  // it asks): every item the second walk shows changed, and the changes before the empty answer did not name, changed
+  // after that answer, before these changes were asked.
+  const after = await walkSnapshot(1000);
+  res.push(...after.res);
+  const etag = empty.header('etag');
+  const conditional = etag ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag } }) : undefined;
+  if (conditional) res.push(conditional);
+  const plain = conditional?.status === 200 ? undefined : await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor } });
+  if (plain) res.push(plain);
+  const first = (plain ?? conditional)!;
+  if (first.status !== 200) return { ...none(`GET ${CHANGES} with the empty answer's cursor, asked again, answered ${first.status}`), res, empty };
+  const conditionalAgain =
+    conditional?.status === 304 && plain && listOf(json(plain), p.list!).length > 0
+      ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag! } })
+      : undefined;
+  if (conditionalAgain) res.push(conditionalAgain);
+  const read = await applyChanges(new Map(), cursor, first, 'changes');
+  res.push(...read.res.slice(1));
+  const named = namedIn(read.res);
+  const changed = differences(before.items, after.items).filter((id) => !delivered.has(id));
+  if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };
+  const diff = changed.filter((id) => !named.has(id));
+  return {
+    empty,
+    ...(conditional ? { conditional } : {}),
+    ...(plain ? { plain } : {}),
+    ...(conditionalAgain ? { conditionalAgain } : {}),
+    diff,
+    changed,
+    res,
+  };
+}
+
+/** The ids the changes answers among `res` name (upserts and removals). */
+function namedIn(res: HttpResponse[]): Set<string> {
+  const ids = new Set<string>();
+  for (const r of res.filter((x) => x.status === 200)) for (const ch of listOf(json(r), profile().changes.list!)) ids.add(String(changeOf(ch).id));
+  return ids;
 }
 /** The changes after `cursor` applied to `mirror` (upserts replace, removals delete), every page until hasMore is false. */
 async function applyChanges(mirror: Map<string, string>, cursor: string, first?: HttpResponse, from: 'snapshot' | 'changes' = 'changes'): Promise<Applied> {
@@ -625,7 +637,7 @@ async function applyChanges(mirror: Map<string, string>, cursor: string, first?:
   for (const ch of read.bodies.flatMap((body) => listOf(body, profile().changes.list!))) {
     const { op, id, item } = changeOf(ch);
     if (op === 'remove') mirror.delete(String(id));
-    else mirror.set(String(id), JSON.stringify(item));
+    else mirror.set(String(id), canonical(item));
   }
   return { res: read.res, cursor: read.cursor };
 }
@@ -648,7 +660,7 @@ async function walkSnapshot(firstLimit: number): Promise<Walk> {
     precondition(r.status === 200, `a fresh snapshot page answered ${r.status}`);
     const body = json(r) as Record<string, unknown>;
     if (i === 0) cursor = String(body.cursor);
-    for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), JSON.stringify(it));
+    for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), canonical(it));
     if (body.hasMore !== true || typeof body.nextPage !== 'string') break;
     next = body.nextPage;
   }
@@ -816,8 +828,10 @@ checkGroup('procedures walked across a change', () => {
       t.cite(...m.pages);
       if (!(await targetChanged(m))) quiet(t, 'the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs);
       precondition(m.afterChange === undefined || m.afterChange.status === 200, 'the snapshot walk did not complete');
-      const { mirror, res, diff: found } = await reconciled();
+      const { mirror, res, diff: found, fresh } = await reconciled();
       t.cite(...res);
+      // Another watched resource moved, and the set read afresh is the walk's: the set itself did not change.
+      if (!m.changed && differences(m.items, fresh).length === 0) quiet(t, 'the selected set (a fresh read equals the walk)', m.changedMs);
       let diff = found;
       t.observe('mirror', `${mirror.size} items after a walk of ${m.pages.length} page(s) across a change and the changes after its cursor`);
       if (diff.length) {
@@ -1141,11 +1155,12 @@ checkGroup('a mirror kept on after it caught up', () => {
     async (t) => {
       const k = await keptOn();
       t.cite(...k.res);
+      if (k.error) throw k.error;
       if (k.skipped) return k.skipped.quiet !== undefined ? quiet(t, k.skipped.why, k.skipped.quiet) : t.notApplicable(k.skipped.why);
       t.observe('after the empty answer', `the set changed on ${k.changed.length} item(s) (${k.changed.slice(0, 3).join(', ')})`);
       if (k.diff.length)
         t.violation(
-          `after a changes answer with no change (${k.empty!.url}), the changes from its cursor, asked ${waited(LIVE_WAIT_MS)} later and again while compared, leave the mirror differing from the selected set on ${k.diff.length} item(s) (${k.diff.slice(0, 3).join(', ')}): changes made after a quiet poll are not delivered`,
+          `after a changes answer with no change (${k.empty!.url}), two snapshot walks show ${k.changed.length} item(s) changed that no change before it named, and the changes from its cursor, asked ${waited(LIVE_WAIT_MS)} later, name none of ${k.diff.length} of them (${k.diff.slice(0, 3).join(', ')}): changes made after a quiet poll are not delivered`,
         );
     },
   );
@@ -1159,6 +1174,10 @@ checkGroup('a mirror kept on after it caught up', () => {
     async (t) => {
       const k = await keptOn();
       t.cite(...k.res);
+      if (k.error)
+        return t.notApplicable(
+          `the kept-on mirror's procedure broke off (feed-live-mirror-kept-on reports it): ${String((k.error as Error).message ?? k.error).split('\n')[0]}`,
+        );
       if (k.skipped) return k.skipped.quiet !== undefined ? quiet(t, k.skipped.why, k.skipped.quiet) : t.notApplicable(k.skipped.why);
       precondition(k.conditional, 'the empty changes answer carried no ETag', 'feed-200-etag-cache-control');
       if (!k.plain) return t.observe('after the wait', `If-None-Match ${k.empty!.header('etag')}: ${k.conditional.status}`);

@@ -1603,7 +1603,7 @@ describe.sequential('between two answers of the change feed', () => {
       const p = profile().changes;
       judge(
         t,
-        changesCursorMoves(runSeen(), { list: p.list!, cursorParam: p.cursorParam!, nextCursor: p.nextCursor! }),
+        changesCursorMoves(runSeen(), { list: p.list!, cursorParam: p.cursorParam!, nextCursor: p.nextCursor!, hasMore: p.hasMore! }),
         'no changes answer of the run listed a change',
         'changes answers listed changes and led the next call back to them',
       );

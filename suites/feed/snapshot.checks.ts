@@ -363,7 +363,6 @@ async function windowReachesSevenDays(t: CheckTools): Promise<void> {
     t.notApplicable(`the selected set holds no item${under ? ' of that category' : ''} whose timeline time lies in the last six hours of the seven days`);
   const shown = band.filter(([id]) => listed.has(id));
   t.observe('of them listed by window=7d', String(shown.length));
-  if (shown.length) await lastHourListed(t, { rows, band, listed, now, under, cursor: a.cursor, younger: shown.length });
   if (shown.length === 0)
     t.violation(
       `window=7d&mode=selected${under} (${listed.size} items, walked to its end) lists none of the ${band.length} selected items whose timeline time lies between 6 d 18 h and 7 d back: its window ends before seven days, e.g. ${band
@@ -373,37 +372,6 @@ async function windowReachesSevenDays(t: CheckTools): Promise<void> {
             `${id} (publishedAt ${String((i as Record<string, unknown>).publishedAt)}, discoveredAt ${String((i as Record<string, unknown>).discoveredAt)})`,
         )
         .join('; ')}`,
-    );
-}
-
-/**
- * The band's oldest hour on its own (windowReachesSevenDays): a window cut an hour short (167 h) still lists the rest
- * of the band. Judged on a listing in the timeline's order only (one that sorts and windows by another rule is
- * feed-items-by-timeline's finding); an item the change feed names since the snapshot (`cursor`) is not held to it.
- */
-async function lastHourListed(
-  t: CheckTools,
-  o: { rows: unknown[]; band: [string, unknown][]; listed: Set<string>; now: number; under: string; cursor: string; younger: number },
-): Promise<void> {
-  const timeOf = (item: unknown) => effectiveTime(item as Record<string, unknown>, 'timeline');
-  const times = o.rows.map((i) => timeOf(i));
-  const timelineOrder = times.every((k, i) => k !== undefined && (i === 0 || k <= times[i - 1]!));
-  let lastHour = timelineOrder ? o.band.filter(([, item]) => timeOf(item)! < o.now - WINDOW_MS['7d']! + 3_600_000) : [];
-  const shown = lastHour.filter(([id]) => o.listed.has(id));
-  if (lastHour.length && shown.length === 0) {
-    const since = await changesAfter(o.cursor, 3);
-    t.cite(...since.res);
-    const changed = new Set(since.changes.map((c) => c.id));
-    lastHour = lastHour.filter(([id]) => !changed.has(id));
-  }
-  if (!lastHour.length) return;
-  t.observe('of them in the last hour of the seven days, listed', `${shown.length} of ${lastHour.length}`);
-  if (shown.length === 0)
-    t.violation(
-      `window=7d&mode=selected${o.under} (${o.listed.size} items, walked to its end) lists none of the ${lastHour.length} selected items whose timeline time lies in the last hour of the seven days (the two minutes' clock tolerance and ten more from its edge), while it lists ${o.younger} younger ones of the last six hours: its window ends before seven days, e.g. ${lastHour
-        .slice(0, 3)
-        .map(([id]) => id)
-        .join(', ')}`,
     );
 }
 

@@ -77,12 +77,6 @@ function ownError(x: Exchange): string | undefined {
   // passes the upstream's model_not_found through, typed as its vendor's.)
   if (x.status === 400 && BODY_ROUTED.test(p) && notJson(x.requestBody))
     return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
-  // The per-user model request limit is the gateway's own (one of "two sources" of its 429s): a 429 without
-  // Retry-After whose body states its window and count (gw-every-429-classified's per-user reading).
-  if (x.status === 429 && x.responseHeaders?.['retry-after'] === undefined) {
-    const stated = statedLimit(x.responseBody ?? '');
-    if (stated.windowMinutes !== undefined && stated.max !== undefined) return "the per-user model request limit's 429 (its window and count in the body)";
-  }
   return undefined;
 }
 
@@ -455,11 +449,10 @@ async function everyUnknownModelRefused(t: CheckTools): Promise<void> {
   const transportOf = (x: Exchange) => `${operationOf(x)}${streamedBody(x) ? ' (streamed)' : ''}`;
   for (const x of named.filter((e) => ![401, 403, 429].includes(e.status!))) byOperation.set(transportOf(x), [...(byOperation.get(transportOf(x)) ?? []), x]);
   for (const [key, xs] of byOperation) {
-    const op = operationOf(xs[0]!);
     // At least three requests (their retries aside), every attempt a 5xx: an outage that refuses one request in a few
     // does not do that; and meanwhile the operation served others (2xx: their upstream answered).
     if (xs.filter((x) => x.attempt === 0).length < 3) continue;
-    const answered = servedMeanwhile(xs, all, (x) => !namesUnknownModel(x) && x.status! >= 200 && x.status! < 300 && operationOf(x) === op);
+    const answered = servedMeanwhile(xs, all, (x) => !namesUnknownModel(x) && x.status! >= 200 && x.status! < 300 && transportOf(x) === key);
     if (answered.length)
       t.violation(
         `${key}: all ${xs.length} attempts naming a made-up model answered 5xx (${[...new Set(xs.map((x) => x.status))].join(', ')}), while ${answered.length} other request(s) to it meanwhile were served (e.g. ${answered[0]!.status}): a model outside the key's group answers 404`,
