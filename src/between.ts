@@ -693,7 +693,9 @@ export function changesCursorMoves(seen: Seen[], p: { list: string; cursorParam:
     const instants = new Set((rows ?? []).map((r) => String(r.changedAt)));
     const more = field(topOf(s), p.hasMore) === true;
     if (next === asked && (more || instants.size > 1))
-      bad.push(`${at(s)} listed ${listed} change(s)${more ? ', said more follow,' : ` of ${instants.size} instants`} and handed out the cursor it was asked with`);
+      bad.push(
+        `${at(s)} listed ${listed} change(s)${more ? ', said more follow,' : ` of ${instants.size} instants`} and handed out the cursor it was asked with`,
+      );
   }
   return { judged, bad };
 }
