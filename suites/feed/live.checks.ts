@@ -551,7 +551,9 @@ async function keptOnWalk(): Promise<KeptOn> {
   const p = profile().changes;
   // The set as a snapshot shows it, then the changes after its cursor, read until an answer lists none (caught up):
   // the ids they named were delivered before that answer.
-  const before = await walkSnapshot(1000);
+  // Page sizes of their own (999, then 998): URLs no other walk of the run asks, so no two answers of one URL compare
+  // walks made at other moments.
+  const before = await walkSnapshot(999, 999);
   const res: HttpResponse[] = [...before.res];
   const delivered = new Set<string>();
   let cursor = before.cursor;
@@ -570,7 +572,7 @@ async function keptOnWalk(): Promise<KeptOn> {
   // The set again, then the changes from the empty answer's cursor (with that answer's ETag first, as a poller holding
   // it asks): every item the second walk shows changed, and the changes before the empty answer did not name, changed
   // after that answer, before these changes were asked.
-  const after = await walkSnapshot(1000);
+  const after = await walkSnapshot(998, 998);
   res.push(...after.res);
   const etag = empty.header('etag');
   const conditional = etag ? await feedGet(CHANGES, { query: { [p.cursorParam!]: cursor }, headers: { 'if-none-match': etag } }) : undefined;
@@ -648,14 +650,14 @@ interface Walk {
   res: HttpResponse[];
 }
 /** A snapshot walk as it is now: a first page of `firstLimit`, continuation pages of 1000. */
-async function walkSnapshot(firstLimit: number): Promise<Walk> {
+async function walkSnapshot(firstLimit: number, nextLimit = 1000): Promise<Walk> {
   const sp = profile().snapshot;
   const items = new Map<string, string>();
   const res: HttpResponse[] = [];
   let next: string | undefined;
   let cursor = '';
   for (let i = 0; i < 20; i++) {
-    const r = await feedGet(SNAPSHOT, { query: next ? { page: next, limit: 1000 } : { fields: 'default', limit: firstLimit } });
+    const r = await feedGet(SNAPSHOT, { query: next ? { page: next, limit: nextLimit } : { fields: 'default', limit: firstLimit } });
     res.push(r);
     precondition(r.status === 200, `a fresh snapshot page answered ${r.status}`);
     const body = json(r) as Record<string, unknown>;
