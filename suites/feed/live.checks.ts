@@ -432,26 +432,21 @@ function mirrorWalk(): Promise<Mirror> {
 interface Applied {
   res: HttpResponse[];
   cursor: string;
+  /** The ids the changes read named (upserts and removals). */
+  named: Set<string>;
 }
 
 /**
- * Brings `mirror` up to date with the changes after `cursor` and compares it with the selected set read afresh: the
- * set may change again while the two are brought up to date, so they are compared again (three times at most); an id
- * that differs every time is lost or stale in the mirror. `first`: the answer to the first changes call, when the
- * caller already has it.
+ * Brings `mirror` up to date with the changes after the snapshot's `cursor` and compares it with the selected set read
+ * afresh: the set may change again while the two are brought up to date, so they are compared again (three times at
+ * most); an id that differs every time is lost or stale in the mirror.
  */
-async function reconcile(
-  mirror: Map<string, string>,
-  cursor: string,
-  first?: HttpResponse,
-  attempts = 3,
-  from: 'snapshot' | 'changes' = 'changes',
-): Promise<{ diff: string[]; cursor: string; res: HttpResponse[]; fresh: Map<string, string>; last?: HttpResponse }> {
-  let applied = await applyChanges(mirror, cursor, first, from);
+async function reconcile(mirror: Map<string, string>, cursor: string): Promise<{ diff: string[]; res: HttpResponse[]; fresh: Map<string, string> }> {
+  let applied = await applyChanges(mirror, cursor, undefined, 'snapshot');
   const res = [...applied.res];
   let diff: string[] = [];
   let fresh = new Map<string, string>();
-  for (let attempt = 0; attempt < attempts; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     const set = await freshSet();
     const more = await applyChanges(mirror, applied.cursor);
     res.push(...set.res, ...more.res);
@@ -461,15 +456,12 @@ async function reconcile(
     diff = attempt === 0 ? now : diff.filter((id) => now.includes(id));
     if (diff.length === 0) break;
   }
-  return { diff, cursor: applied.cursor, res, fresh, ...(applied.res.length ? { last: applied.res.at(-1)! } : {}) };
+  return { diff, res, fresh };
 }
 
 interface Reconciled {
   mirror: Map<string, string>;
   diff: string[];
-  /** The sync cursor the mirror is up to date with, and the changes answer that gave it. */
-  cursor: string;
-  last?: HttpResponse;
   res: HttpResponse[];
   /** The set as last read afresh. */
   fresh: Map<string, string>;
@@ -479,8 +471,7 @@ function reconciled(): Promise<Reconciled> {
   return once('live-mirror-reconciled', async () => {
     const m = await mirrorWalk();
     const mirror = new Map(m.items);
-    const r = await reconcile(mirror, m.cursor, undefined, 3, 'snapshot');
-    return { mirror, diff: r.diff, cursor: r.cursor, res: r.res, fresh: r.fresh, ...(r.last ? { last: r.last } : {}) };
+    return { mirror, ...(await reconcile(mirror, m.cursor)) };
   });
 }
 
@@ -493,6 +484,9 @@ async function targetChanged(m: Mirror): Promise<boolean> {
   const others = await Promise.all(WATCHED.filter((id) => id !== 'selectedChanges').map((id) => watched(id)));
   return others.some((w) => w.after !== undefined);
 }
+
+/** Not applicable for the reason the kept-on procedure stopped: quiet (the target did not change) or another one. */
+const skippedOut = (t: CheckTools, s: NonNullable<KeptOn['skipped']>): never => (s.quiet !== undefined ? quiet(t, s.why, s.quiet) : t.notApplicable(s.why));
 
 /** The largest selected set the mirror is kept on with: two pages of 1000 at each fresh read. */
 const KEPT_ON_MAX_ITEMS = 2000;
@@ -561,9 +555,8 @@ async function keptOnWalk(): Promise<KeptOn> {
   for (let i = 0; i < 4 && !empty; i++) {
     const read = await applyChanges(new Map(), cursor, undefined, i === 0 ? 'snapshot' : 'changes');
     res.push(...read.res);
-    const named = namedIn(read.res);
-    named.forEach((id) => delivered.add(id));
-    if (read.res.length === 1 && named.size === 0) empty = read.res[0];
+    read.named.forEach((id) => delivered.add(id));
+    if (read.res.length === 1 && read.named.size === 0) empty = read.res[0];
     cursor = read.cursor;
   }
   if (!empty) return { ...none("the changes after the snapshot's cursor listed a change at each of four reads: never caught up"), res };
@@ -588,7 +581,7 @@ async function keptOnWalk(): Promise<KeptOn> {
   if (conditionalAgain) res.push(conditionalAgain);
   const read = await applyChanges(new Map(), cursor, first, 'changes');
   res.push(...read.res.slice(1));
-  const named = namedIn(read.res);
+  const named = read.named;
   const changed = differences(before.items, after.items).filter((id) => !delivered.has(id));
   if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };
   const diff = changed.filter((id) => !named.has(id));
@@ -603,12 +596,6 @@ async function keptOnWalk(): Promise<KeptOn> {
   };
 }
 
-/** The ids the changes answers among `res` name (upserts and removals). */
-function namedIn(res: HttpResponse[]): Set<string> {
-  const ids = new Set<string>();
-  for (const r of res.filter((x) => x.status === 200)) for (const ch of listOf(json(r), profile().changes.list!)) ids.add(String(changeOf(ch).id));
-  return ids;
-}
 /** The changes after `cursor` applied to `mirror` (upserts replace, removals delete), every page until hasMore is false. */
 async function applyChanges(mirror: Map<string, string>, cursor: string, first?: HttpResponse, from: 'snapshot' | 'changes' = 'changes'): Promise<Applied> {
   const read = await readChanges(
@@ -636,12 +623,14 @@ async function applyChanges(mirror: Map<string, string>, cursor: string, first?:
     undefined,
     first,
   );
+  const named = new Set<string>();
   for (const ch of read.bodies.flatMap((body) => listOf(body, profile().changes.list!))) {
     const { op, id, item } = changeOf(ch);
+    named.add(String(id));
     if (op === 'remove') mirror.delete(String(id));
     else mirror.set(String(id), canonical(item));
   }
-  return { res: read.res, cursor: read.cursor };
+  return { res: read.res, cursor: read.cursor, named };
 }
 
 interface Walk {
@@ -1158,7 +1147,7 @@ checkGroup('a mirror kept on after it caught up', () => {
       const k = await keptOn();
       t.cite(...k.res);
       if (k.error) throw k.error;
-      if (k.skipped) return k.skipped.quiet !== undefined ? quiet(t, k.skipped.why, k.skipped.quiet) : t.notApplicable(k.skipped.why);
+      if (k.skipped) return skippedOut(t, k.skipped);
       t.observe('after the empty answer', `the set changed on ${k.changed.length} item(s) (${k.changed.slice(0, 3).join(', ')})`);
       if (k.diff.length)
         t.violation(
@@ -1180,7 +1169,7 @@ checkGroup('a mirror kept on after it caught up', () => {
         return t.notApplicable(
           `the kept-on mirror's procedure broke off (feed-live-mirror-kept-on reports it): ${String((k.error as Error).message ?? k.error).split('\n')[0]}`,
         );
-      if (k.skipped) return k.skipped.quiet !== undefined ? quiet(t, k.skipped.why, k.skipped.quiet) : t.notApplicable(k.skipped.why);
+      if (k.skipped) return skippedOut(t, k.skipped);
       precondition(k.conditional, 'the empty changes answer carried no ETag', 'feed-200-etag-cache-control');
       if (!k.plain) return t.observe('after the wait', `If-None-Match ${k.empty!.header('etag')}: ${k.conditional.status}`);
       const listed = listOf(json(k.plain), profile().changes.list!).length;

@@ -347,15 +347,16 @@ const AFTER_THE_VIEWS = 18;
 
 /** Whether `n` more feed requests keep the run within the remote budget. */
 const roomFor = (n: number): boolean => runExchanges('feed').length + n <= FEED_BUDGET;
+/** Why a late question was not asked: `what`, and the run's feed requests so far against the remote budget. */
+const leftForBudget = (what: string): string => `${what}: the run had sent ${runExchanges('feed').length} feed requests (the remote budget is ${FEED_BUDGET})`;
 
 /**
  * Late in the run, the views are read only when the run's requests so far leave room for them under the remote budget
  * (a busy feed's walks take more of it): why not, or undefined.
  */
 function overBudget(): string | undefined {
-  const sent = runExchanges('feed').length;
-  if (sent + VIEWS_AT_MOST + AFTER_THE_VIEWS <= FEED_BUDGET) return undefined;
-  return `the run had sent ${sent} feed requests: the late views (up to ${VIEWS_AT_MOST}) and the requests after them (about ${AFTER_THE_VIEWS}) would pass the remote budget of ${FEED_BUDGET}`;
+  if (roomFor(VIEWS_AT_MOST + AFTER_THE_VIEWS)) return undefined;
+  return `the run had sent ${runExchanges('feed').length} feed requests: the late views (up to ${VIEWS_AT_MOST}) and the requests after them (about ${AFTER_THE_VIEWS}) would pass the remote budget of ${FEED_BUDGET}`;
 }
 
 function viewsRead(): Promise<ViewsRead> {
@@ -1180,9 +1181,10 @@ const SECOND_CLIENT = `${USER_AGENT} (second client)`;
 
 /**
  * The stories the run read first (three at most) whose every answer was a 200, asked again as another client would (a
- * User-Agent of its own), as far as the remote budget leaves room: a story merged since answers 308 to anyone. When it does, the story is asked once more as the
- * run's own client, which the 308 binds as well (feed-run-merged-story-stays-merged): a deployment that keeps serving a
- * merged story to the clients that read it before the merge shows it there.
+ * User-Agent of its own), as far as the remote budget leaves room: a story merged since answers 308 to anyone. When it
+ * does, the story is asked once more as the run's own client, which the 308 binds as well
+ * (feed-run-merged-story-stays-merged): a deployment that keeps serving a merged story to the clients that read it
+ * before the merge shows it there.
  */
 async function askAsAnotherClient(seen: Seen[]): Promise<{ res: HttpResponse[]; left?: string }> {
   const stories = seen.filter((s) => s.path.startsWith('/api/v1/stories/') && s.x.method === 'GET');
@@ -1192,7 +1194,7 @@ async function askAsAnotherClient(seen: Seen[]): Promise<{ res: HttpResponse[]; 
     if (!roomFor(2))
       return {
         res,
-        left: `${ids.length - i} of ${ids.length} stories were not asked as a second client: the run had sent ${runExchanges('feed').length} feed requests (the remote budget is ${FEED_BUDGET})`,
+        left: leftForBudget(`${ids.length - i} of ${ids.length} stories were not asked as a second client`),
       };
     const other = await feedGet(path, { headers: { 'user-agent': SECOND_CLIENT } });
     res.push(other);
@@ -1263,8 +1265,7 @@ const lateLook = () =>
     const left: Partial<Record<'hot' | 'stories', string>> = {};
     if (hot.status === 200 && lastHot && hotEtag && !weakMatch(hotEtag, lastHot)) {
       if (roomFor(2)) for (let i = 0; i < 2; i++) res.push(await feedGet('/api/v1/hot-topics'));
-      else
-        left.hot = `the hot topics' moved ranking was not read twice more: the run had sent ${runExchanges('feed').length} feed requests (the remote budget is ${FEED_BUDGET})`;
+      else left.hot = leftForBudget("the hot topics' moved ranking was not read twice more");
     }
     const asked = await askAsAnotherClient(seen);
     res.push(...asked.res);
@@ -1596,7 +1597,7 @@ describe.sequential('between two answers of the change feed', () => {
     {
       id: 'feed-run-changes-cursor-moves',
       title:
-        'every changes answer of the run that listed a change handed out a cursor other than the one it was asked with (the next call starts after those changes)',
+        'every changes answer of the run that listed changes of more than one instant, or said more follow, handed out a cursor other than the one it was asked with (the next call starts after those changes)',
       requirements: ['feed-changes-mirror'],
     },
     async (t) => {
