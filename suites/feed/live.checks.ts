@@ -488,8 +488,8 @@ async function targetChanged(m: Mirror): Promise<boolean> {
 /** Not applicable for the reason the kept-on procedure stopped: quiet (the target did not change) or another one. */
 const skippedOut = (t: CheckTools, s: NonNullable<KeptOn['skipped']>): never => (s.quiet !== undefined ? quiet(t, s.why, s.quiet) : t.notApplicable(s.why));
 
-/** The largest selected set the mirror is kept on with: two pages of 1000 at each fresh read. */
-const KEPT_ON_MAX_ITEMS = 2000;
+/** The most pages (of 999) a selected set the mirror is kept on with fills: a larger set is not kept on. */
+const KEPT_ON_PAGES = 2;
 
 /** The mirror kept on after it was caught up: the answers, and what the mirror and the set then were. */
 interface KeptOn {
@@ -535,19 +535,21 @@ async function keptOnWalk(): Promise<KeptOn> {
     changed: [],
     res: [],
   });
-  const m = await mirrorWalk();
-  if (!(await targetChanged(m))) return none('the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs);
-  // Each snapshot walk reads the set in pages of 1000: a large set's pages would take the run past its budget.
-  if (m.items.size > KEPT_ON_MAX_ITEMS)
-    return none(
-      `the selected set holds ${m.items.size} items: two more walks of it (${Math.ceil(m.items.size / 1000)} pages of 1000 each) would take the run past the remote budget of 600 feed requests`,
-    );
   const p = profile().changes;
   // The set as a snapshot shows it, then the changes after its cursor, read until an answer lists none (caught up):
-  // the ids they named were delivered before that answer.
+  // the ids they named were delivered before that answer. Walked as the run begins, beside the watches, so that the
+  // wait after it ends about when theirs does (after them it would make the whole run wait LIVE_WAIT_MS longer).
   // Page sizes of their own (999, then 998): URLs no other walk of the run asks, so no two answers of one URL compare
-  // walks made at other moments.
-  const before = await walkSnapshot(999, 999);
+  // walks made at other moments. Two pages at most: a larger set is not kept on (two more walks of it would take a
+  // large deployment's run past its budget), and stopping at the second page is what tells it.
+  const before = await walkSnapshot(999, 999, KEPT_ON_PAGES);
+  if (before.cut)
+    return {
+      ...none(
+        `the selected set holds more than ${before.items.size} items: two more walks of it (pages of 999) would take the run past the remote budget of 600 feed requests`,
+      ),
+      res: before.res,
+    };
   const res: HttpResponse[] = [...before.res];
   const delivered = new Set<string>();
   let cursor = before.cursor;
@@ -562,6 +564,10 @@ async function keptOnWalk(): Promise<KeptOn> {
   if (!empty) return { ...none("the changes after the snapshot's cursor listed a change at each of four reads: never caught up"), res };
   const emptyAt = Date.now();
   await pause(LIVE_WAIT_MS);
+  // A target that did not change during the mirror walk's wait (its own watches, ending about now) is quiet: the
+  // second walk is not asked.
+  const m = await mirrorWalk();
+  if (!(await targetChanged(m))) return { ...none('the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs), res, empty };
   // The set again, then the changes from the empty answer's cursor (with that answer's ETag first, as a poller holding
   // it asks): every item the second walk shows changed, and the changes before the empty answer did not name, changed
   // after that answer, before these changes were asked.
@@ -637,25 +643,29 @@ interface Walk {
   items: Map<string, string>;
   cursor: string;
   res: HttpResponse[];
+  /** The walk stopped at its page bound while the service said more followed. */
+  cut?: boolean;
 }
 /** A snapshot walk as it is now: a first page of `firstLimit`, continuation pages of 1000. */
-async function walkSnapshot(firstLimit: number, nextLimit = 1000): Promise<Walk> {
+async function walkSnapshot(firstLimit: number, nextLimit = 1000, maxPages = 20): Promise<Walk> {
   const sp = profile().snapshot;
   const items = new Map<string, string>();
   const res: HttpResponse[] = [];
   let next: string | undefined;
   let cursor = '';
-  for (let i = 0; i < 20; i++) {
+  let more = false;
+  for (let i = 0; i < maxPages; i++) {
     const r = await feedGet(SNAPSHOT, { query: next ? { page: next, limit: nextLimit } : { fields: 'default', limit: firstLimit } });
     res.push(r);
     precondition(r.status === 200, `a fresh snapshot page answered ${r.status}`);
     const body = json(r) as Record<string, unknown>;
     if (i === 0) cursor = String(body.cursor);
     for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), canonical(it));
-    if (body.hasMore !== true || typeof body.nextPage !== 'string') break;
-    next = body.nextPage;
+    more = body.hasMore === true && typeof body.nextPage === 'string';
+    if (!more) break;
+    next = body.nextPage as string;
   }
-  return { items, cursor, res };
+  return { items, cursor, res, ...(more ? { cut: true } : {}) };
 }
 
 /** A fresh snapshot walk (the set as it is now), brought up to date with its own changes. */
