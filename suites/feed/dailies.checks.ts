@@ -337,9 +337,11 @@ checkGroup('a date without a report', () => {
     },
     async (t) => {
       await archiveControl(t);
-      // Well formed, and before any report of this service could exist.
-      const missing = await feedGet(`/api/v1/dailies/${MISSING_DAILY_PROBE}`);
+      // Well formed, and before any report of this service could exist. With If-None-Match: * (a client always sends
+      // one): it matches a current representation only (RFC 9110 13.1.2), and a date without a report has none.
+      const missing = await feedGet(`/api/v1/dailies/${MISSING_DAILY_PROBE}`, { headers: { 'if-none-match': '*' } });
       t.cite(missing);
+      t.observe('asked', `GET /api/v1/dailies/${MISSING_DAILY_PROBE} with If-None-Match: *`);
       expectProblem(missing, 404);
     },
   );

@@ -165,15 +165,18 @@ checkGroup('story ids the endpoint does not serve', () => {
       requirements: ['feed-story-id-length'],
     },
     async (t) => {
-      const res = await feedGet(storyPath(`conformance-${'x'.repeat(129 - 12)}`));
-      t.observe('status for a 129-character publicId', String(res.status));
+      // With If-None-Match: * (a client always sends one): an id refused has no representation it could match.
+      const res = await feedGet(storyPath(`conformance-${'x'.repeat(129 - 12)}`), { headers: { 'if-none-match': '*' } });
+      t.observe('status for a 129-character publicId (sent with If-None-Match: *)', String(res.status));
       // The statuses the story operation lists for a refusal: 404, and 400 or 403 (every operation's); a 414 or another
       // 4xx is none of them. A 429 or 503 that outlasted the client's retries says nothing about the id.
       if (res.status === 429 || res.status === 503) return t.notApplicable(`the story endpoint answered ${res.status} after the client's retries`);
       // A credential asked for (401) is feed-anonymous-access's finding, not the id's.
       needsAccess(res, 'the story endpoint');
       if (![400, 403, 404].includes(res.status))
-        fail(`a 129-character publicId: ${res.status}, where a refusal the story operation lists (400, 403 or 404) is required`);
+        fail(
+          `a 129-character publicId, sent with If-None-Match: *: ${res.status}, where a refusal the story operation lists (400, 403 or 404) is required${res.status === 304 ? ' (no story of that id exists for the condition to match: RFC 9110 13.1.2)' : ''}`,
+        );
     },
   );
 
@@ -208,9 +211,10 @@ checkGroup('story ids the endpoint does not serve', () => {
     const path = storyPath(`conformance-unknown-${randomBytes(8).toString('hex')}`);
     const res = await feedGet(path);
     expect(res.status, 'an unknown story id').toBe(404);
-    // HEAD too ("HEAD works"): the same status without the body.
-    const head = await feedGet(path, { method: 'HEAD' });
-    expect(head.status, 'HEAD of an unknown story id').toBe(404);
+    // HEAD too ("HEAD works"): the same status without the body. With If-None-Match: * (a client always sends one):
+    // it matches a current representation only (RFC 9110 13.1.2), and an unknown story has none.
+    const head = await feedGet(path, { method: 'HEAD', headers: { 'if-none-match': '*' } });
+    expect(head.status, 'HEAD of an unknown story id, sent with If-None-Match: *').toBe(404);
   });
 });
 
