@@ -636,7 +636,10 @@ checkGroup('cursor rejection', () => {
       const etag = plain.header('etag');
       if (etag) t.observe('asked', `with If-None-Match: ${etag} (the plain listing's ETag)`);
       expectInvalidCursor(
-        await feedGet('/api/v1/items', { query: { cursor: `conformance${randomBytes(18).toString('base64url')}` }, ...(etag ? { headers: { 'if-none-match': etag } } : {}) }),
+        await feedGet('/api/v1/items', {
+          query: { cursor: `conformance${randomBytes(18).toString('base64url')}` },
+          ...(etag ? { headers: { 'if-none-match': etag } } : {}),
+        }),
       );
     },
   );

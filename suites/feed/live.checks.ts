@@ -567,7 +567,8 @@ async function keptOnWalk(): Promise<KeptOn> {
   // A target that did not change during the mirror walk's wait (its own watches, ending about now) is quiet: the
   // second walk is not asked.
   const m = await mirrorWalk();
-  if (!(await targetChanged(m))) return { ...none('the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs), res, empty };
+  if (!(await targetChanged(m)))
+    return { ...none('the selected set (the changes after the first sync cursor) or any other watched resource', m.changedMs), res, empty };
   // The set again, then the changes from the empty answer's cursor (with that answer's ETag first, as a poller holding
   // it asks): every item the second walk shows changed, and the changes before the empty answer did not name, changed
   // after that answer, before these changes were asked.
