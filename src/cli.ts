@@ -98,6 +98,8 @@ interface Run {
   targets: Summary['targets'];
   collector: ResultCollector;
   resultsDir: string;
+  /** The Allure results of the run, written in the background (flush() before reading them). */
+  allure: AllureResultsReporter;
   probes: number;
   interrupted?: string;
   vitest?: Awaited<ReturnType<typeof startVitest>>;
@@ -186,7 +188,17 @@ async function startTargets(configured: RunConfig, env: NodeJS.ProcessEnv): Prom
     ...(config.embedded ? { description: 'the embedded reference deployments of this suite, not a deployment of yours (no URL was configured)' } : {}),
   };
   const resultsDir = path.join(config.reportDir, 'allure-results');
-  return { config, env, startedAt, targets, collector: new ResultCollector(), resultsDir, probes: 0, closeEmbedded };
+  return {
+    config,
+    env,
+    startedAt,
+    targets,
+    collector: new ResultCollector(),
+    resultsDir,
+    allure: new AllureResultsReporter(resultsDir),
+    probes: 0,
+    closeEmbedded,
+  };
 }
 
 /** The summary of what was collected so far (the verdict model's, src/verdicts.ts). */
@@ -223,6 +235,7 @@ function interrupt(run: Run, why: string, exitCode: number): void {
   process.stderr.write(`\nconformance: ${why}; writing a partial summary\n`);
   void (async () => {
     const s = finish(run);
+    await run.allure.flush().catch(() => undefined);
     await writeReport(reportOf(run, s), { partial: true });
     process.stderr.write(`conformance: partial results in ${run.config.reportDir} (verdict ${s.verdict}, ${s.counts.total} checks finished)\n`);
     await run.vitest?.close().catch(() => undefined);
@@ -294,13 +307,15 @@ async function runChecks(run: Run): Promise<void> {
       passWithNoTests: true,
       // --concurrency: the checks run concurrently (the HTTP client bounds requests in flight per origin).
       sequence: { concurrent: config.concurrency > 1 },
-      reporters: [run.collector, new AllureResultsReporter(run.resultsDir), config.verbose ? 'default' : progressReporter(config)],
+      reporters: [run.collector, run.allure, config.verbose ? 'default' : progressReporter(config)],
     },
     {},
     { stdout: process.stdout, stderr: process.stderr },
   );
   await run.vitest.close();
   run.vitest = undefined;
+  // The report's outputs read the results: every file written first.
+  await run.allure.flush();
 }
 
 /** The console's reporter: its progress lines ask the run's HTTP client (in the checks' worker thread) what it waits for. */
