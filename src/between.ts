@@ -1353,7 +1353,9 @@ export function changedIds(seen: Seen[], p: { list: string; itemId: string; remo
 }
 
 /** One view of the selected listing a client may ask for: a category, the publication order, the last 24 hours, or mode=all. */
-export type ItemsView = { kind: 'category'; category: string } | { kind: 'published' } | { kind: 'window' } | { kind: 'mode' };
+export type ItemsView =
+  /** With `all`, under mode=all (judged against mode=all listings). */
+  { kind: 'category'; category: string; all?: boolean } | { kind: 'published' } | { kind: 'window' } | { kind: 'mode' };
 
 /**
  * The rows a view of the listing lacks, judged against plain listings (selected, timeline order, 7d) read around it

@@ -15,6 +15,7 @@ import {
   once,
   profile,
   targetNow,
+  CLOCK_TOLERANCE_MS,
 } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { parseCacheControl, staleForADay, weakMatch } from '../../src/caching.js';
@@ -213,6 +214,17 @@ checkGroup('the daily-report archive', () => {
       const newestAllowed = now.hour >= 8 ? now.date : shanghai(clock.now - 86_400_000).date;
       t.observe('Shanghai time at the response', `${now.date} ${String(now.hour).padStart(2, '0')}h, from ${clock.source}`);
       if (days[0]! > newestAllowed) fail(`the newest report is dated ${days[0]}, after ${newestAllowed}, the newest date published by then`);
+      // Nor generated after it is served: an archive entry whose generatedAt (where it carries one) lies after the
+      // answer's own clock (beyond CLOCK_TOLERANCE_MS) was not published by then either.
+      const later = listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!).flatMap((e) => {
+        const g = field(e, 'generatedAt');
+        const at = typeof g === 'string' ? Date.parse(g) : NaN;
+        return Number.isFinite(at) && at > clock.now + CLOCK_TOLERANCE_MS ? [`${String(field(e, profile().dailies.date!))}: generatedAt ${g}`] : [];
+      });
+      if (later.length)
+        fail(
+          `the archive, answered at ${new Date(clock.now).toISOString()} (${clock.source}), lists report(s) generated after that: ${later.slice(0, 3).join('; ')}`,
+        );
     },
   );
 

@@ -35,7 +35,14 @@ function defaultKey(r: HttpResponse, listPath: string): string {
   const id = profile().items.id!;
   const entry = (e: unknown) =>
     e !== null && typeof e === 'object' && !Array.isArray(e) && field(e, id) !== undefined ? [field(e, id), Object.keys(e).sort()] : e;
-  return JSON.stringify(listOf(listingJson(r), listPath).map(entry));
+  const body = listingJson(r);
+  // Whether the page says more follow (hasMore, a next cursor or page given): the same rows with the paging cut short
+  // are not the same answer. The cursor itself is not compared (it may carry the query as it was spelled).
+  const more = [
+    [profile().items.hasMore!, profile().items.nextCursor!],
+    ['hasMore', 'nextPage'],
+  ].map(([h, n]) => [field(body, h!) ?? null, typeof field(body, n!) === 'string']);
+  return JSON.stringify([listOf(body, listPath).map(entry), more]);
 }
 
 function listingJson(res: HttpResponse): unknown {

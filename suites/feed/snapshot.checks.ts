@@ -92,13 +92,14 @@ const firstChangesA = () => once('changes-a-first', async () => feedGet(CHANGES,
 
 /**
  * A second walk with another page size, chosen from what the first walk saw: about four pages over a set that fit
- * one page, three over a set that fit two (so that one walk has a continuation page that is not the last), else pages
- * twice the default size (or smaller when the default was already the maximum, 1000).
+ * one or two (so that one walk has continuation pages that are not the last, the third one too: a deployment whose
+ * paging breaks from some page on shows it there), else pages twice the default size (or smaller when the default
+ * was already the maximum, 1000).
  */
 function otherSizeSnapshot(a: Snapshot): Promise<Snapshot & { limit: number }> {
   return once('snapshot-other-size', async () => {
     const firstCount = listOf(a.pages[0]!.body, profile().snapshot.list!).length;
-    const fewPages = a.pages.length === 1 ? 4 : a.pages.length === 2 ? 3 : 0;
+    const fewPages = a.pages.length <= 2 ? 4 : 0;
     const limit = fewPages ? Math.max(1, Math.ceil(a.ids.length / fewPages)) : firstCount >= 1000 ? 700 : Math.min(1000, firstCount * 2);
     return { ...(await takeSnapshot({ limit })), limit };
   });

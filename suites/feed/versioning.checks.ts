@@ -28,6 +28,10 @@ function ruleDifferences(ours: JsonSchema, theirs: JsonSchema | undefined): stri
   for (const k of ['minimum', 'maximum', 'minLength', 'maxLength'] as const) {
     if (ours[k] !== undefined && theirs[k] !== undefined && ours[k] !== theirs[k]) out.push(`${k} ${String(theirs[k])}, the document says ${ours[k]}`);
   }
+  // A default both state (the document's parameter tables give one): a client generated from the description sends
+  // nothing and expects the description's.
+  if (ours.default !== undefined && theirs.default !== undefined && String(ours.default) !== String(theirs.default))
+    out.push(`default ${JSON.stringify(theirs.default)}, the document says ${JSON.stringify(ours.default)}`);
   return out;
 }
 

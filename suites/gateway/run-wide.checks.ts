@@ -495,6 +495,39 @@ async function everyRequestDefectJson(t: CheckTools): Promise<void> {
   t.observe('answers read', `${seen.length}${bad.length ? `, ${bad.length} not JSON` : ''}`);
 }
 
+/**
+ * Every plain 200 of the run on a documented path (the listing and each generation a request did not ask to stream, in
+ * every key form the run sent) is a JSON body labelled JSON: "Bodies are JSON" for a served answer too, which only the
+ * gateway itself produces. An event stream answering a request that did not ask for one is the "stream": false checks'
+ * finding, not judged here.
+ */
+async function everyServedAnswerJson(t: CheckTools): Promise<void> {
+  const seen = gatewayExchanges().filter(
+    (x) =>
+      x.status === 200 &&
+      !x.truncated &&
+      x.method !== 'HEAD' &&
+      DOCUMENTED_PATH.test(pathOf(x).split('?')[0]!) &&
+      !/:streamGenerateContent/i.test(pathOf(x)) &&
+      !streamedBody(x) &&
+      !/event-stream/i.test(x.responseHeaders?.['content-type'] ?? ''),
+  );
+  if (seen.length === 0) return t.notApplicable('the run saw no plain 200 on a documented path');
+  const bad = seen.filter((x) => {
+    try {
+      JSON.parse(x.responseBody ?? '');
+    } catch {
+      return true;
+    }
+    return !JSON_MEDIA_TYPE.test(x.responseHeaders?.['content-type'] ?? '');
+  });
+  for (const x of bad.slice(0, 5))
+    t.violation(
+      `${x.method} ${x.url}: a 200 whose body is not JSON, or not labelled JSON (${x.responseHeaders?.['content-type'] ?? 'no content type'}): ${JSON.stringify((x.responseBody ?? '').slice(0, 80))}`,
+    );
+  t.observe('answers read', `${seen.length}${bad.length ? `, ${bad.length} not JSON` : ''}`);
+}
+
 /** A JSON media type: application/json (text/json, an older label, too), or a structured-syntax +json one, parameters allowed. */
 const JSON_MEDIA_TYPE = /^\s*(application|text)\/([\w.+-]+\+)?json\s*(;|$)/i;
 
@@ -694,6 +727,16 @@ describe.sequential('every refusal the run saw: its code, its model, its body', 
       requirements: ['gw-bodies-json'],
     },
     everyRequestDefectJson,
+  );
+
+  check(
+    {
+      id: 'gw-every-served-answer-json',
+      title:
+        'every plain 200 of the run on a documented path (the listing, each generation not asked to stream, in every key form the run sent) had a JSON body, labelled JSON',
+      requirements: ['gw-bodies-json'],
+    },
+    everyServedAnswerJson,
   );
 });
 
