@@ -433,30 +433,42 @@ function viewsRead(): Promise<ViewsRead> {
       const bs = basesOf(v.spec, [first, firstAll]);
       v.lacks = bs.length ? judgeView(bs, v.res, v.spec) : undefined;
     }
-    // A view that lacks rows is read once more (at another new URL), then the plain listing once more: only the rows it
-    // lacks both times, with one image in both plain listings (nothing about them changed in between), are named (a
-    // row taken out of the selection and put back at once is missed by one read only).
-    const lacking = out.views.filter((v) => v.lacks?.missing.length);
-    if (lacking.length) {
-      const again = await Promise.all(lacking.map((v) => ask(v.spec)));
-      const seconds = new Map<string, HttpResponse | undefined>();
-      for (const v of lacking) {
-        const k = JSON.stringify(baseQuery(v.spec));
-        if (!seconds.has(k)) seconds.set(k, await base(baseQuery(v.spec)));
-      }
-      lacking.forEach((v, i) => {
-        const res = again[i];
-        const second = seconds.get(JSON.stringify(baseQuery(v.spec)));
-        if (!res || !second) return (v.lacks = undefined);
-        v.again = res;
-        const later = judgeView([...basesOf(v.spec, [first, firstAll]), second], res, v.spec);
-        const still = new Set(later?.missing ?? []);
-        v.lacks = { expected: v.lacks!.expected, missing: v.lacks!.missing.filter((id) => still.has(id)) };
-      });
-      for (const second of seconds.values()) if (second) bases.push(second);
-    }
+    await readLackingAgain(out.views, ask, base, (spec) => basesOf(spec, [first, firstAll]), bases);
     return out;
   });
+}
+
+/**
+ * A view that lacks rows is read once more (at another new URL), then its plain listing once more: only the rows it
+ * lacks both times, with one image in both plain listings (nothing about them changed in between), are named (a row
+ * taken out of the selection and put back at once is missed by one read only). The plain listings read are added to
+ * `bases`.
+ */
+async function readLackingAgain(
+  views: ViewsRead['views'],
+  ask: (spec: ItemsView) => Promise<HttpResponse> | undefined,
+  base: (extra?: Record<string, string>) => Promise<HttpResponse> | undefined,
+  basesOf: (spec: ItemsView) => HttpResponse[],
+  bases: HttpResponse[],
+): Promise<void> {
+  const lacking = views.filter((v) => v.lacks?.missing.length);
+  if (!lacking.length) return;
+  const again = await Promise.all(lacking.map((v) => ask(v.spec)));
+  const seconds = new Map<string, HttpResponse | undefined>();
+  for (const v of lacking) {
+    const k = JSON.stringify(baseQuery(v.spec));
+    if (!seconds.has(k)) seconds.set(k, await base(baseQuery(v.spec)));
+  }
+  lacking.forEach((v, i) => {
+    const res = again[i];
+    const second = seconds.get(JSON.stringify(baseQuery(v.spec)));
+    if (!res || !second) return (v.lacks = undefined);
+    v.again = res;
+    const later = judgeView([...basesOf(v.spec), second], res, v.spec);
+    const still = new Set(later?.missing ?? []);
+    v.lacks = { expected: v.lacks!.expected, missing: v.lacks!.missing.filter((id) => still.has(id)) };
+  });
+  for (const second of seconds.values()) if (second) bases.push(second);
 }
 
 /** A URL's path and its query parameters in one order: two requests of one query compare equal. */
