@@ -591,7 +591,24 @@ async function keptOnWalk(): Promise<KeptOn> {
   const named = read.named;
   const changed = differences(before.items, after.items).filter((id) => !delivered.has(id));
   if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };
-  const diff = changed.filter((id) => !named.has(id));
+  let diff = changed.filter((id) => !named.has(id));
+  // An item one walk holds and the other does not may be one the snapshot's paging loses at one page size (an item
+  // skipped at a page boundary): a third walk now in the first walk's page size (999) shows it, when the item's
+  // presence there differs from the second walk's, read at about the same moment. That is feed-snapshot-paging's
+  // finding, not the change feed's. Asked only when such an item is unnamed (a conformant run asks nothing more).
+  if (diff.some((id) => before.items.has(id) !== after.items.has(id))) {
+    const control = await walkSnapshot(999, 999, KEPT_ON_PAGES + 1);
+    res.push(...control.res);
+    diff = diff.filter((id) => before.items.has(id) === after.items.has(id) || control.items.has(id) === after.items.has(id));
+    if (!diff.length)
+      return {
+        ...none(
+          'the items the walks disagree on are held or not by walks of other page sizes read at one moment alike: the paging loses them, not the change feed',
+        ),
+        res,
+        empty,
+      };
+  }
   return {
     empty,
     ...(conditional ? { conditional } : {}),

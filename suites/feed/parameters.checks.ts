@@ -36,12 +36,10 @@ function defaultKey(r: HttpResponse, listPath: string): string {
   const entry = (e: unknown) =>
     e !== null && typeof e === 'object' && !Array.isArray(e) && field(e, id) !== undefined ? [field(e, id), Object.keys(e).sort()] : e;
   const body = listingJson(r);
-  // Whether the page says more follow (hasMore, a next cursor or page given): the same rows with the paging cut short
-  // are not the same answer. The cursor itself is not compared (it may carry the query as it was spelled).
-  const more = [
-    [profile().items.hasMore!, profile().items.nextCursor!],
-    ['hasMore', 'nextPage'],
-  ].map(([h, n]) => [field(body, h!) ?? null, typeof field(body, n!) === 'string']);
+  // Whether the page says more follow (hasMore): the same rows with the paging cut short are not the same answer. The
+  // cursor is not compared (it may carry the query as it was spelled), nor whether one is given (hasMore true without
+  // one is the paging rule's finding).
+  const more = [profile().items.hasMore!, 'hasMore'].map((h) => field(body, h) ?? null);
   return JSON.stringify([listOf(body, listPath).map(entry), more]);
 }
 
