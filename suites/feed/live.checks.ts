@@ -551,16 +551,7 @@ async function keptOnWalk(): Promise<KeptOn> {
       res: before.res,
     };
   const res: HttpResponse[] = [...before.res];
-  const delivered = new Set<string>();
-  let cursor = before.cursor;
-  let empty: HttpResponse | undefined;
-  for (let i = 0; i < 4 && !empty; i++) {
-    const read = await applyChanges(new Map(), cursor, undefined, i === 0 ? 'snapshot' : 'changes');
-    res.push(...read.res);
-    read.named.forEach((id) => delivered.add(id));
-    if (read.res.length === 1 && read.named.size === 0) empty = read.res[0];
-    cursor = read.cursor;
-  }
+  const { delivered, cursor, empty } = await caughtUp(before.cursor, res);
   if (!empty) return { ...none("the changes after the snapshot's cursor listed a change at each of four reads: never caught up"), res };
   const emptyAt = Date.now();
   await pause(LIVE_WAIT_MS);
@@ -591,24 +582,9 @@ async function keptOnWalk(): Promise<KeptOn> {
   const named = read.named;
   const changed = differences(before.items, after.items).filter((id) => !delivered.has(id));
   if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };
-  let diff = changed.filter((id) => !named.has(id));
-  // An item one walk holds and the other does not may be one the snapshot's paging loses at one page size (an item
-  // skipped at a page boundary): a third walk now in the first walk's page size (999) shows it, when the item's
-  // presence there differs from the second walk's, read at about the same moment. That is feed-snapshot-paging's
-  // finding, not the change feed's. Asked only when such an item is unnamed (a conformant run asks nothing more).
-  if (diff.some((id) => before.items.has(id) !== after.items.has(id))) {
-    const control = await walkSnapshot(999, 999, KEPT_ON_PAGES + 1);
-    res.push(...control.res);
-    diff = diff.filter((id) => before.items.has(id) === after.items.has(id) || control.items.has(id) === after.items.has(id));
-    if (!diff.length)
-      return {
-        ...none(
-          'the items the walks disagree on are held or not by walks of other page sizes read at one moment alike: the paging loses them, not the change feed',
-        ),
-        res,
-        empty,
-      };
-  }
+  const unnamed = changed.filter((id) => !named.has(id));
+  const diff = await notLostByPaging(unnamed, before, after, res);
+  if (unnamed.length && !diff.length) return { ...none(PAGING_LOSES_THEM), res, empty };
   return {
     empty,
     ...(conditional ? { conditional } : {}),
@@ -618,6 +594,41 @@ async function keptOnWalk(): Promise<KeptOn> {
     changed,
     res,
   };
+}
+
+const PAGING_LOSES_THEM =
+  'the items the walks disagree on are held or not by walks of other page sizes read at one moment alike: the paging loses them, not the change feed';
+
+/**
+ * The changes after `from` read until an answer lists none (four reads at most): the ids they named, the cursor of the
+ * empty answer and that answer (none when each read listed a change). The answers are added to `res`.
+ */
+async function caughtUp(from: string, res: HttpResponse[]): Promise<{ delivered: Set<string>; cursor: string; empty?: HttpResponse }> {
+  const delivered = new Set<string>();
+  let cursor = from;
+  let empty: HttpResponse | undefined;
+  for (let i = 0; i < 4 && !empty; i++) {
+    const read = await applyChanges(new Map(), cursor, undefined, i === 0 ? 'snapshot' : 'changes');
+    res.push(...read.res);
+    read.named.forEach((id) => delivered.add(id));
+    if (read.res.length === 1 && read.named.size === 0) empty = read.res[0];
+    cursor = read.cursor;
+  }
+  return { delivered, cursor, ...(empty ? { empty } : {}) };
+}
+
+/**
+ * The ids of `diff` the paging does not explain. An item one walk holds and the other does not may be one the
+ * snapshot's paging loses at one page size (an item skipped at a page boundary): a third walk now in the first walk's
+ * page size (999) shows it, when the item's presence there differs from the second walk's, read at about the same
+ * moment. That is feed-snapshot-paging's finding, not the change feed's. Asked only when such an item is unnamed (a
+ * conformant run asks nothing more); its answers are added to `res`.
+ */
+async function notLostByPaging(diff: string[], before: Walk, after: Walk, res: HttpResponse[]): Promise<string[]> {
+  if (!diff.some((id) => before.items.has(id) !== after.items.has(id))) return diff;
+  const control = await walkSnapshot(999, 999, KEPT_ON_PAGES + 1);
+  res.push(...control.res);
+  return diff.filter((id) => before.items.has(id) === after.items.has(id) || control.items.has(id) === after.items.has(id));
 }
 
 /** The changes after `cursor` applied to `mirror` (upserts replace, removals delete), every page until hasMore is false. */
