@@ -314,8 +314,9 @@ async function runChecks(run: Run): Promise<void> {
   );
   await run.vitest.close();
   run.vitest = undefined;
-  // The report's outputs read the results: every file written first.
-  await run.allure.flush();
+  // The report's outputs read the results: every file written first (a write that failed is said, not fatal: the other
+  // outputs do not read these files).
+  await run.allure.flush().catch((e: unknown) => process.stderr.write(`conformance: an Allure result could not be written: ${(e as Error).message}\n`));
 }
 
 /** The console's reporter: its progress lines ask the run's HTTP client (in the checks' worker thread) what it waits for. */

@@ -16,6 +16,7 @@ import {
   profile,
   targetNow,
   CLOCK_TOLERANCE_MS,
+  instant,
 } from '../../src/feed.js';
 import { property } from '../../src/generate.js';
 import { parseCacheControl, staleForADay, weakMatch } from '../../src/caching.js';
@@ -214,12 +215,14 @@ checkGroup('the daily-report archive', () => {
       const newestAllowed = now.hour >= 8 ? now.date : shanghai(clock.now - 86_400_000).date;
       t.observe('Shanghai time at the response', `${now.date} ${String(now.hour).padStart(2, '0')}h, from ${clock.source}`);
       if (days[0]! > newestAllowed) fail(`the newest report is dated ${days[0]}, after ${newestAllowed}, the newest date published by then`);
-      // Nor generated after it is served: an archive entry whose generatedAt (where it carries one) lies after the
-      // answer's own clock (beyond CLOCK_TOLERANCE_MS) was not published by then either.
-      const later = listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!).flatMap((e) => {
+      // Nor generated after it is served: an archive entry whose generatedAt (where it carries one, as an instant with
+      // its offset: a local time without one is not read) lies after the answer's own Date (beyond CLOCK_TOLERANCE_MS)
+      // was not published by then either. Judged by the target's clock only, never the runner's.
+      const dated = res.header('date') !== undefined && !Number.isNaN(Date.parse(res.header('date')!));
+      const later = (dated ? listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!) : []).flatMap((e) => {
         const g = field(e, 'generatedAt');
-        const at = typeof g === 'string' ? Date.parse(g) : NaN;
-        return Number.isFinite(at) && at > clock.now + CLOCK_TOLERANCE_MS ? [`${String(field(e, profile().dailies.date!))}: generatedAt ${g}`] : [];
+        const at = instant(g);
+        return at !== undefined && at > clock.now + CLOCK_TOLERANCE_MS ? [`${String(field(e, profile().dailies.date!))}: generatedAt ${String(g)}`] : [];
       });
       if (later.length)
         fail(
