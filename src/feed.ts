@@ -413,11 +413,11 @@ export const CLOCK_TOLERANCE_MS = 2 * 60_000;
  * "Now" for the target: its Date header (RFC 9110 6.6.1), so a runner whose clock is off by minutes judges edge
  * items as the target does. Only without a Date header does the runner's clock stand in, and `source` says so.
  */
-export function targetNow(res: HttpResponse): { now: number; source: string } {
+export function targetNow(res: HttpResponse): { now: number; source: string; fromTarget: boolean } {
   const d = Date.parse(res.header('date') ?? '');
-  if (Number.isNaN(d)) return { now: Date.now(), source: "the runner's clock (the response carried no Date header)" };
+  if (Number.isNaN(d)) return { now: Date.now(), source: "the runner's clock (the response carried no Date header)", fromTarget: false };
   const skew = Math.round((d - Date.now()) / 1000);
-  return { now: d, source: `the target's Date header (${skew >= 0 ? '+' : ''}${skew} s from the runner's clock)` };
+  return { now: d, source: `the target's Date header (${skew >= 0 ? '+' : ''}${skew} s from the runner's clock)`, fromTarget: true };
 }
 
 /** An RFC 3339 timestamp as an instant (any offset: Z, +08:00, -05:00), or undefined when it is not one. */

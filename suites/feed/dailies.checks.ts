@@ -218,8 +218,7 @@ checkGroup('the daily-report archive', () => {
       // Nor generated after it is served: an archive entry whose generatedAt (where it carries one, as an instant with
       // its offset: a local time without one is not read) lies after the answer's own Date (beyond CLOCK_TOLERANCE_MS)
       // was not published by then either. Judged by the target's clock only, never the runner's.
-      const dated = res.header('date') !== undefined && !Number.isNaN(Date.parse(res.header('date')!));
-      const later = (dated ? listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!) : []).flatMap((e) => {
+      const later = (clock.fromTarget ? listOf(inputJson(res, 'GET /api/v1/dailies'), profile().dailies.list!) : []).flatMap((e) => {
         const g = field(e, 'generatedAt');
         const at = instant(g);
         return at !== undefined && at > clock.now + CLOCK_TOLERANCE_MS ? [`${String(field(e, profile().dailies.date!))}: generatedAt ${String(g)}`] : [];

@@ -426,19 +426,22 @@ function viewsRead(): Promise<ViewsRead> {
     // One plain listing (of each kind) before the views; one more after them only when a view lacks a row (below), so a
     // conformant run pays one request for it.
     const bases = [first, ...(firstAll ? [firstAll] : [])];
-    const basesOf = (spec: ItemsView, b: (HttpResponse | undefined)[]) =>
-      b.filter((r): r is HttpResponse => !!r && sortedQuery(r.url).includes('mode=all') === 'mode' in baseQuery(spec));
+    // The plain listing each view is judged against (baseQuery): the mode=all one for a view under mode=all.
+    const basesOf = (spec: ItemsView): HttpResponse[] => {
+      const b = 'mode' in baseQuery(spec) ? firstAll : first;
+      return b ? [b] : [];
+    };
     const out: ViewsRead = { bases, views };
     // Under mode=all only the rows the selected listing does not show are the view's to judge: a selected row that a
     // mode=all listing lacks is mode=all's finding (feed-run-items-all-mode-pages-complete), not the category's.
     const selected = new Set(itemRows(first).map((r) => String(field(r, p.id!))));
     for (const v of out.views) {
-      const bs = basesOf(v.spec, [first, firstAll]);
+      const bs = basesOf(v.spec);
       const lacks = bs.length ? judgeView(bs, v.res, v.spec) : undefined;
       const mine = (id: string) => !(v.spec.kind === 'category' && v.spec.all && selected.has(id));
       v.lacks = lacks && { expected: lacks.expected.filter(mine), missing: lacks.missing.filter(mine) };
     }
-    await readLackingAgain(out.views, ask, base, (spec) => basesOf(spec, [first, firstAll]), bases);
+    await readLackingAgain(out.views, ask, base, basesOf, bases);
     return out;
   });
 }

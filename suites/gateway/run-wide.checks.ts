@@ -478,16 +478,29 @@ async function everyRequestDefectJson(t: CheckTools): Promise<void> {
   // a JSON media type (JSON_MEDIA_TYPE), as a client reads it.
   const bad = seen.filter((x) => {
     if (!(x.responseBody ?? '').trim()) return false;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(x.responseBody!);
-    } catch {
-      return !madeUpPath(x);
-    }
+    const parsed = jsonOf(x);
+    if (parsed === NOT_JSON) return !madeUpPath(x);
     // On a made-up path, only a JSON object or array is taken for a JSON body (a front end's bare "404" is text).
     if (madeUpPath(x) && (typeof parsed !== 'object' || parsed === null)) return false;
-    return !JSON_MEDIA_TYPE.test(x.responseHeaders?.['content-type'] ?? '');
+    return !labelledJson(x);
   });
+  reportNotJson(t, seen, bad);
+}
+
+const NOT_JSON = Symbol('not JSON');
+/** A recorded answer's body parsed as JSON, or NOT_JSON. */
+function jsonOf(x: Exchange): unknown {
+  try {
+    return JSON.parse(x.responseBody ?? '');
+  } catch {
+    return NOT_JSON;
+  }
+}
+/** Whether an answer is labelled with a JSON media type. */
+const labelledJson = (x: Exchange): boolean => JSON_MEDIA_TYPE.test(x.responseHeaders?.['content-type'] ?? '');
+
+/** The answers of `seen` that are not JSON labelled JSON (`bad`), named as violations (five at most), and the count read. */
+function reportNotJson(t: CheckTools, seen: Exchange[], bad: Exchange[]): void {
   for (const x of bad.slice(0, 5))
     t.violation(
       `${x.method} ${x.url}: a ${x.status} whose body is not JSON, or not labelled JSON (${x.responseHeaders?.['content-type'] ?? 'no content type'}): ${JSON.stringify((x.responseBody ?? '').slice(0, 80))}`,
@@ -513,19 +526,11 @@ async function everyServedAnswerJson(t: CheckTools): Promise<void> {
       !/event-stream/i.test(x.responseHeaders?.['content-type'] ?? ''),
   );
   if (seen.length === 0) return t.notApplicable('the run saw no plain 200 on a documented path');
-  const bad = seen.filter((x) => {
-    try {
-      JSON.parse(x.responseBody ?? '');
-    } catch {
-      return true;
-    }
-    return !JSON_MEDIA_TYPE.test(x.responseHeaders?.['content-type'] ?? '');
-  });
-  for (const x of bad.slice(0, 5))
-    t.violation(
-      `${x.method} ${x.url}: a 200 whose body is not JSON, or not labelled JSON (${x.responseHeaders?.['content-type'] ?? 'no content type'}): ${JSON.stringify((x.responseBody ?? '').slice(0, 80))}`,
-    );
-  t.observe('answers read', `${seen.length}${bad.length ? `, ${bad.length} not JSON` : ''}`);
+  reportNotJson(
+    t,
+    seen,
+    seen.filter((x) => jsonOf(x) === NOT_JSON || !labelledJson(x)),
+  );
 }
 
 /** A JSON media type: application/json (text/json, an older label, too), or a structured-syntax +json one, parameters allowed. */
