@@ -207,6 +207,14 @@ function diffHint(a: Seen, b: Seen): string {
 }
 
 /**
+ * A snapshot or changes body's asOf: the representation's own time, per request. Two answers with other asOf values
+ * are other representations, whose ETags may differ (a deployment that hashes the whole body gives each its own).
+ */
+function asOfOf(s: Seen): unknown {
+  return typeof s.body === 'object' && s.body !== null && !Array.isArray(s.body) ? (s.body as Record<string, unknown>).asOf : undefined;
+}
+
+/**
  * Two 200s of one URL in a row (no other 200 of it in between) with the same content carry matching ETags: the
  * ETag stays the same while the content does (feed-etag-stable). Only answers under one content negotiation are
  * compared (a compressing proxy may tag each coding apart).
@@ -218,7 +226,7 @@ export function sameContentSameEtag(seen: Seen[]): Judged {
     for (let i = 1; i < list.length; i++) {
       const a = list[i - 1]!;
       const b = list[i]!;
-      if (b.sent < a.received || !sameNegotiation(a, b) || !sameMeasure(a, b) || contentOf(a) !== contentOf(b)) continue;
+      if (b.sent < a.received || !sameNegotiation(a, b) || !sameMeasure(a, b) || contentOf(a) !== contentOf(b) || asOfOf(a) !== asOfOf(b)) continue;
       judged++;
       if (!weakMatch(a.etag!, b.etag!)) bad.push(`${at(a)} with ETag ${a.etag}, then ${at(b)} with ETag ${b.etag}: the same content`);
     }
@@ -287,6 +295,58 @@ export function noStaleHead(seen: Seen[]): Judged {
   }
   return { judged, bad };
 }
+
+/** A conditional GET answered 200 with an ETag its URL had left for the one it was asked with (see olderAnswers). */
+export interface OlderAnswer {
+  stale: Seen;
+  /** The ETag it was asked with: the URL's newer one. */
+  asked: string;
+  /** The answer before it that carried the ETag it came back with, and the later one that carried the asked one. */
+  older: Seen;
+  newer: Seen;
+  /** The URL's next answer after it, when the run has one: carrying the asked ETag, it shows that one still current. */
+  next?: Seen;
+}
+
+/**
+ * Conditional GETs answered with an earlier version: If-None-Match: X (one tag), where the URL had moved from Y to X
+ * before the request was sent (an answer carrying Y, then one carrying X), answered 200 with ETag Y. The URL's other
+ * answers must not come back to an ETag they had left (content that goes back and forth is not judged). An unchanged
+ * resource answers 304 (feed-conditional-304): when X is current again after it (`next`, or a late look), the answer
+ * went back in time, as a lagging replica or a stale cache does.
+ */
+export function olderAnswers(seen: Seen[]): OlderAnswer[] {
+  /** A conditional 200 with another ETag than the one (single) it was asked with. */
+  const changedFrom = (o: Seen) => {
+    const inm = o.x.requestHeaders['if-none-match'];
+    return o.status === 200 && !!inm && !weakMatch(o.etag!, inm);
+  };
+  const out: OlderAnswer[] = [];
+  for (const list of validatedByUrl(seen)) {
+    const gets = list.filter((s) => s.x.method === 'GET' && !s.cached);
+    for (const s of gets) {
+      const asked = s.x.requestHeaders['if-none-match'];
+      if (s.status !== 200 || !asked || asked.includes(',') || asked.trim() === '*' || weakMatch(s.etag!, asked)) continue;
+      // Answers under one content negotiation only (a compressing proxy may tag each coding apart).
+      const others = gets.filter((o) => o !== s && sameNegotiation(o, s));
+      // Content that went back and forth, told by the answers that are not in question themselves: the plain ones
+      // and those that confirmed the tag asked (a conditional 200 with another tag may be one more such answer).
+      if (comesBack(others.filter((o) => !changedFrom(o)).map((o) => o.etag!))) continue;
+      const before = others.filter((o) => o.received <= s.sent);
+      const older = before.filter((o) => weakMatch(o.etag!, s.etag!)).pop();
+      if (!older) continue;
+      const newer = before.find((o) => o.sent >= older.received && weakMatch(o.etag!, asked));
+      if (!newer) continue;
+      const next = others.find((o) => o.sent >= s.received);
+      out.push({ stale: s, asked, older, newer, ...(next ? { next } : {}) });
+    }
+  }
+  return out;
+}
+
+/** How an older answer reads in a finding. */
+export const olderAnswerText = (o: OlderAnswer, current: string): string =>
+  `${at(o.stale)} to If-None-Match: ${o.asked} came back with ETag ${o.stale.etag}, which the URL had left: ${at(o.older)} carried it, then ${at(o.newer)} ${o.asked}; ${current}`;
 
 /** The run's 200 and 304 answers that carry an ETag, grouped by URL, each group in the run's order. */
 function validatedByUrl(seen: Seen[]): Seen[][] {

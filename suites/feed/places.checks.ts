@@ -8,6 +8,7 @@
  */
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, once } from '../../src/feed.js';
+import { canonical } from '../../src/canonical.js';
 import { ENTITY_TAG, sMaxAge, weakMatch } from '../../src/caching.js';
 import { AGAIN_REQUIREMENT, againCheckId, feedPlaces, getKey, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
 import { rawGet } from '../../src/raw-http.js';
@@ -24,6 +25,9 @@ interface Conditional {
 
 interface PlaceProbe {
   first: HttpResponse;
+  /** The request the place makes (a continuation place's with the value its first page gave). */
+  path: string;
+  query?: Record<string, string>;
   conditional?: Conditional;
   /** Conditional requests that met new content (a 200 with another ETag) before the last. */
   moved: number;
@@ -65,7 +69,7 @@ function probe(place: FeedPlace): Promise<PlaceProbe & { evidence: HttpResponse[
         : await feedGet(path, { query, method: place.method, continuation: evidence.length > 0 });
     evidence.push(first);
     let etag = first.header('etag');
-    if (first.status !== 200 || !etag) return { first, moved: 0, evidence };
+    if (first.status !== 200 || !etag) return { first, path, query, moved: 0, evidence };
     let moved = 0;
     for (;;) {
       const c = await conditional(place, path, query, etag);
@@ -73,9 +77,9 @@ function probe(place: FeedPlace): Promise<PlaceProbe & { evidence: HttpResponse[
       if (c.status !== 200 && c.status !== 304) {
         const plain = await feedGet(path, { query, method: place.method, continuation: true });
         evidence.push(plain);
-        return { first, conditional: c, moved, evidence, plainAfter: plain.status };
+        return { first, path, query, conditional: c, moved, evidence, plainAfter: plain.status };
       }
-      if (c.status !== 200 || !next || weakMatch(next, etag) || moved + 1 >= TRIES) return { first, conditional: c, moved, evidence };
+      if (c.status !== 200 || !next || weakMatch(next, etag) || moved + 1 >= TRIES) return { first, path, query, conditional: c, moved, evidence };
       moved++;
       etag = next;
     }
@@ -97,6 +101,34 @@ async function ok(place: FeedPlace, t: CheckTools): Promise<PlaceProbe> {
 }
 
 const cc = (h: Record<string, string | undefined>) => h['cache-control'];
+
+/** Two answers with the very same JSON body (keys sorted), or the same text when not JSON. */
+function sameBody(a: HttpResponse, b: HttpResponse): boolean {
+  const read = (r: HttpResponse) => {
+    try {
+      return canonical(JSON.parse(r.body));
+    } catch {
+      return r.body;
+    }
+  };
+  return read(a) === read(b);
+}
+
+/**
+ * A GET of the place, then at once the same with If-None-Match: its ETag (both read whole): `found` when the second
+ * answered 200 with another ETag and the very same body (JSON compared with its keys sorted): nothing in the
+ * representation changed. A body with a per-request field (a snapshot's asOf) differs at each request, and a new
+ * ETag for it is the deployment's to give. A continuation place asks for the page its probe asked for.
+ */
+async function newTagSameContent(place: FeedPlace, p: PlaceProbe): Promise<{ evidence: HttpResponse[]; found?: { sent: string; tag: string } }> {
+  const plain = await feedGet(p.path, { query: p.query, continuation: true });
+  const sent = plain.header('etag');
+  if (plain.status !== 200 || !sent) return { evidence: [plain] };
+  const again = await feedGet(p.path, { query: p.query, headers: { 'if-none-match': sent }, continuation: true });
+  const tag = again.header('etag');
+  const found = again.status === 200 && tag && !weakMatch(tag, sent) && sameBody(again, plain) ? { sent, tag } : undefined;
+  return { evidence: [plain, again], ...(found ? { found } : {}) };
+}
 
 const RULES: Record<string, (place: FeedPlace, t: CheckTools) => Promise<void>> = {
   'etag-cache-control': async (place, t) => {
@@ -124,9 +156,19 @@ const RULES: Record<string, (place: FeedPlace, t: CheckTools) => Promise<void>> 
       `${place.text}: If-None-Match answered ${c.status}, and the same request without it ${p.plainAfter} right after: the place no longer answers 200`,
       ...place.dependsOn,
     );
-    if (c.status === 200 && c.headers.etag && !weakMatch(c.headers.etag, c.sent) && p.moved + 1 >= TRIES)
-      // A resource that changes at every request (a live snapshot page) never stays unchanged: nothing to revalidate.
+    if (c.status === 200 && c.headers.etag && !weakMatch(c.headers.etag, c.sent) && p.moved + 1 >= TRIES) {
+      // A new ETag at every answer: new content each time (a live snapshot page never stays unchanged: nothing to
+      // revalidate), or an ETag that changes while the content does not. One more pair tells them apart: a GET, then
+      // at once If-None-Match with its ETag; a 200 with another ETag and the same content means nothing changed.
+      const same = place.method === 'GET' ? await newTagSameContent(place, p) : undefined;
+      t.cite(...(same?.evidence ?? []));
+      if (same?.found)
+        fail(
+          `${place.text}: If-None-Match: ${same.found.sent} (the ETag of the answer just before) answered 200 with another ETag (${same.found.tag}) and the same content: ` +
+            'the resource did not change, so the answer must be 304 (a polling client never sees a 304 when every answer gets a new ETag)',
+        );
       return t.notApplicable(`the content changed before each of ${TRIES} conditional requests, each sent at once after the answer it revalidated`);
+    }
     fail(
       `${place.text}: If-None-Match: ${c.sent} (the ETag it had just given) answered ${c.status}${c.headers.etag ? ` with ETag ${c.headers.etag}` : ''}, where 304 is required`,
     );
