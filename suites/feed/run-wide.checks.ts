@@ -1408,7 +1408,9 @@ describe.sequential('between two exchanges of the run: validators', () => {
       );
     },
   );
+});
 
+describe.sequential('between two exchanges of the run: conditional answers', () => {
   check(
     {
       id: 'feed-run-conditional-no-older-200',
