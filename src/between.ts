@@ -1401,6 +1401,49 @@ export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'
   return { judged, bad };
 }
 
+/**
+ * No listing goes back to an item's earlier title: across every items page and snapshot page of the run (GET 200s,
+ * not from a cache), in the order they were sent, an item read with title A, then (asked after that answer came) with
+ * title B, is not read with A again by an answer asked after the one that gave B, when a later answer still (asked
+ * after that) gives B or a newer title. A view that kept an item's old image (a stale copy of one query shape, a
+ * lagging index of one order) serves content its resource had left (feed-changed-resource-200). Rows without an id or
+ * a string title are not judged; the change feed's entries are not read (they are events, not the listing).
+ */
+export function itemTitlesGoBack(seen: Seen[], o: { lists: Record<string, string>; id: string; title: string }): Judged {
+  const byId = new Map<string, { s: Seen; title: string }[]>();
+  for (const s of seen) {
+    const list = o.lists[s.path];
+    if (!list || s.x.method !== 'GET' || s.status !== 200 || s.cached) continue;
+    for (const r of listRows(s, list) ?? []) {
+      const id = field(r, o.id);
+      const title = field(r, o.title);
+      if ((typeof id !== 'string' && typeof id !== 'number') || typeof title !== 'string') continue;
+      const k = String(id);
+      byId.set(k, [...(byId.get(k) ?? []), { s, title }]);
+    }
+  }
+  const bad: string[] = [];
+  let judged = 0;
+  for (const [id, reads] of byId) {
+    reads.sort((x, y) => x.s.sent - y.s.sent);
+    if (new Set(reads.map((r) => r.title)).size < 2) continue;
+    judged++;
+    let found = '';
+    for (const [bi, b] of reads.entries()) {
+      const a = reads.slice(0, bi).find((x) => x.title !== b.title && x.s.received <= b.s.sent);
+      if (!a) continue;
+      const c = reads.find((x) => x.title === a.title && x.s.sent >= b.s.received);
+      if (!c) continue;
+      const d = reads.find((x) => x.title !== a.title && x.s.sent >= c.s.received);
+      if (!d) continue;
+      found = `${id}: ${at(a.s)} titled it ${JSON.stringify(a.title)}, ${at(b.s)} ${JSON.stringify(b.title)}, then ${at(c.s)} ${JSON.stringify(c.title)} again, and ${at(d.s)} ${JSON.stringify(d.title)}`;
+      break;
+    }
+    if (found) bad.push(found);
+  }
+  return { judged, bad };
+}
+
 /** Every item id the run's change feed listed (upserted or removed), from its pages read whole or from the row index. */
 export function changedIds(seen: Seen[], p: { list: string; itemId: string; removedId: string; removedOnly?: boolean }): Set<string> {
   const out = new Set<string>();

@@ -7,7 +7,7 @@
  * so a body after a 304 shows).
  */
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
-import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, once } from '../../src/feed.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, idOf, listOf, once, profile } from '../../src/feed.js';
 import { canonical } from '../../src/canonical.js';
 import { ENTITY_TAG, sMaxAge, weakMatch } from '../../src/caching.js';
 import { AGAIN_REQUIREMENT, againCheckId, feedPlaces, getKey, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
@@ -120,7 +120,10 @@ function sameBody(a: HttpResponse, b: HttpResponse): boolean {
  * representation changed. A body with a per-request field (a snapshot's asOf) differs at each request, and a new
  * ETag for it is the deployment's to give. A continuation place asks for the page its probe asked for.
  */
-async function newTagSameContent(place: FeedPlace, p: PlaceProbe): Promise<{ evidence: HttpResponse[]; found?: { sent: string; tag: string } }> {
+function newTagSameContent(place: FeedPlace, p: PlaceProbe): Promise<{ evidence: HttpResponse[]; found?: { sent: string; tag: string } }> {
+  return once(`place-pair:${place.slug}`, () => askedTwice(place, p));
+}
+async function askedTwice(place: FeedPlace, p: PlaceProbe): Promise<{ evidence: HttpResponse[]; found?: { sent: string; tag: string } }> {
   const plain = await feedGet(p.path, { query: p.query, continuation: true });
   const sent = plain.header('etag');
   if (plain.status !== 200 || !sent) return { evidence: [plain] };
@@ -194,13 +197,41 @@ async function servedAgain(place: FeedPlace, t: CheckTools): Promise<void> {
   precondition(p.conditional, 'the 200 carried no ETag, so the probe asked for the page only once', 'feed-200-etag-cache-control');
   const c = p.conditional;
   t.observe('asked again', `${c.status} (with If-None-Match)${p.plainAfter === undefined ? '' : `, then ${p.plainAfter} (without)`}`);
-  if (c.status === 200 || c.status === 304 || p.plainAfter === 200) return;
+  if (c.status === 200 || c.status === 304 || p.plainAfter === 200) return samePage(place, p, t);
   // A 429 or 503 says the service is busy now, not that the value is spent.
   if (c.status === 429 || c.status === 503 || p.plainAfter === 429 || p.plainAfter === 503)
     throw new PreconditionFailed(`${place.text}: asked again, the page answered ${c.status} and ${String(p.plainAfter)} (busy): nothing to judge`);
   fail(
     `${place.text}: the ${place.follows!.param} value that had just been served answered ${c.status}, and ${String(p.plainAfter)} without If-None-Match, when asked for again at once: a retry or a revalidation of the page is refused`,
   );
+}
+
+/**
+ * A snapshot page value asked for again at once serves that page again: the rows after the same point of the walk.
+ * Its first answer and the one asked again (the pair newTagSameContent asks, shared) must share a row when both hold
+ * rows: a live set changes a few rows at a time, never every row of a page between two requests sent back to back
+ * (an answer that is another page, the next one say, shares none).
+ */
+async function samePage(place: FeedPlace, p: PlaceProbe, t: CheckTools): Promise<void> {
+  if (place.operationId !== 'selectedSnapshot' || place.method !== 'GET') return;
+  const pair = await newTagSameContent(place, p);
+  const again = pair.evidence[0];
+  if (!again || again.status !== 200) return;
+  t.cite(again);
+  const sp = profile().snapshot;
+  const ids = (r: HttpResponse) => {
+    try {
+      return listOf(JSON.parse(r.body), sp.list!).map((i) => idOf(i, sp.id!));
+    } catch {
+      return [];
+    }
+  };
+  const [a, b] = [ids(p.first), ids(again)];
+  t.observe('rows', `${a.length} first, ${b.length} asked again; ${a.filter((id) => b.includes(id)).length} in both`);
+  if (a.length && b.length && !a.some((id) => b.includes(id)))
+    fail(
+      `${place.text}: asked for again at once, the ${place.follows!.param} value served other rows (${b.slice(0, 3).join(', ')}) than the first time (${a.slice(0, 3).join(', ')}): not the same page`,
+    );
 }
 
 const places = await feedPlaces();

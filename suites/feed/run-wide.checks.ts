@@ -47,6 +47,7 @@ import {
   noStaleNotModified,
   noStaleHead,
   olderAnswers,
+  itemTitlesGoBack,
   olderAnswerText,
   sameDirectives,
   sameContentSameEtag,
@@ -1411,6 +1412,24 @@ describe.sequential('between two exchanges of the run: validators', () => {
 });
 
 describe.sequential('between two exchanges of the run: conditional answers', () => {
+  check(
+    {
+      id: 'feed-run-item-title-not-older',
+      title: "no items or snapshot page goes back to an item's earlier title once the run read its newer one, while listings after it give the newer",
+      requirements: ['feed-changed-resource-200'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      const lists = { '/api/v1/items': profile().items.list!, '/api/v1/selected/snapshot': profile().snapshot.list! };
+      judge(
+        t,
+        itemTitlesGoBack(runSeen(), { lists, id: profile().items.id!, title: 'title' }),
+        'no item of the run was read with two titles (no edit seen)',
+        'items listed again with a title they had left, while later listings gave the newer one',
+      );
+    },
+  );
+
   check(
     {
       id: 'feed-run-conditional-no-older-200',
