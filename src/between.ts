@@ -296,57 +296,11 @@ export function noStaleHead(seen: Seen[]): Judged {
   return { judged, bad };
 }
 
-/** A conditional GET answered 200 with an ETag its URL had left for the one it was asked with (see olderAnswers). */
-export interface OlderAnswer {
-  stale: Seen;
-  /** The ETag it was asked with: the URL's newer one. */
-  asked: string;
-  /** The answer before it that carried the ETag it came back with, and the later one that carried the asked one. */
-  older: Seen;
-  newer: Seen;
-  /** The URL's next answer after it, when the run has one: carrying the asked ETag, it shows that one still current. */
-  next?: Seen;
+/** Whether answer `x` carries a Date later than answer `y`'s (both present): generated after it, not a stored copy. */
+function datedAfter(x: Seen, y: Seen): boolean {
+  const [dx, dy] = [dateOf(x), dateOf(y)];
+  return dx !== undefined && dy !== undefined && dx > dy;
 }
-
-/**
- * Conditional GETs answered with an earlier version: If-None-Match: X (one tag), where the URL had moved from Y to X
- * before the request was sent (an answer carrying Y, then one carrying X), answered 200 with ETag Y. The URL's other
- * answers must not come back to an ETag they had left (content that goes back and forth is not judged). An unchanged
- * resource answers 304 (feed-conditional-304): when X is current again after it (`next`, or a late look), the answer
- * went back in time, as a lagging replica or a stale cache does.
- */
-export function olderAnswers(seen: Seen[]): OlderAnswer[] {
-  /** A conditional 200 with another ETag than the one (single) it was asked with. */
-  const changedFrom = (o: Seen) => {
-    const inm = o.x.requestHeaders['if-none-match'];
-    return o.status === 200 && !!inm && !weakMatch(o.etag!, inm);
-  };
-  const out: OlderAnswer[] = [];
-  for (const list of validatedByUrl(seen)) {
-    const gets = list.filter((s) => s.x.method === 'GET' && !s.cached);
-    for (const s of gets) {
-      const asked = s.x.requestHeaders['if-none-match'];
-      if (s.status !== 200 || !asked || asked.includes(',') || asked.trim() === '*' || weakMatch(s.etag!, asked)) continue;
-      // Answers under one content negotiation only (a compressing proxy may tag each coding apart).
-      const others = gets.filter((o) => o !== s && sameNegotiation(o, s));
-      // Content that went back and forth, told by the answers that are not in question themselves: the plain ones
-      // and those that confirmed the tag asked (a conditional 200 with another tag may be one more such answer).
-      if (comesBack(others.filter((o) => !changedFrom(o)).map((o) => o.etag!))) continue;
-      const before = others.filter((o) => o.received <= s.sent);
-      const older = before.filter((o) => weakMatch(o.etag!, s.etag!)).pop();
-      if (!older) continue;
-      const newer = before.find((o) => o.sent >= older.received && weakMatch(o.etag!, asked));
-      if (!newer) continue;
-      const next = others.find((o) => o.sent >= s.received);
-      out.push({ stale: s, asked, older, newer, ...(next ? { next } : {}) });
-    }
-  }
-  return out;
-}
-
-/** How an older answer reads in a finding. */
-export const olderAnswerText = (o: OlderAnswer, current: string): string =>
-  `${at(o.stale)} to If-None-Match: ${o.asked} came back with ETag ${o.stale.etag}, which the URL had left: ${at(o.older)} carried it, then ${at(o.newer)} ${o.asked}; ${current}`;
 
 /** The run's 200 and 304 answers that carry an ETag, grouped by URL, each group in the run's order. */
 function validatedByUrl(seen: Seen[]): Seen[][] {
@@ -1414,6 +1368,8 @@ export function itemTitlesGoBack(seen: Seen[], o: { lists: Record<string, string
   for (const s of seen) {
     const list = o.lists[s.path];
     if (!list || s.x.method !== 'GET' || s.status !== 200 || s.cached) continue;
+    // A snapshot continuation page may show the set as of its walk's watermark (the first page's): not judged.
+    if (s.path === '/api/v1/selected/snapshot' && new URL(s.x.url).searchParams.has('page')) continue;
     for (const r of listRows(s, list) ?? []) {
       const id = field(r, o.id);
       const title = field(r, o.title);
@@ -1432,7 +1388,9 @@ export function itemTitlesGoBack(seen: Seen[], o: { lists: Record<string, string
     for (const [bi, b] of reads.entries()) {
       const a = reads.slice(0, bi).find((x) => x.title !== b.title && x.s.received <= b.s.sent);
       if (!a) continue;
-      const c = reads.find((x) => x.title === a.title && x.s.sent >= b.s.received);
+      // A stored copy keeps the Date its origin gave it (a cache that sends no Age): the answer that went back must be
+      // dated after the one that gave the newer title, by the target's clock.
+      const c = reads.find((x) => x.title === a.title && x.s.sent >= b.s.received && datedAfter(x.s, b.s));
       if (!c) continue;
       const d = reads.find((x) => x.title !== a.title && x.s.sent >= c.s.received);
       if (!d) continue;

@@ -8,7 +8,6 @@
  */
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
 import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, idOf, listOf, once, profile } from '../../src/feed.js';
-import { canonical } from '../../src/canonical.js';
 import { ENTITY_TAG, sMaxAge, weakMatch } from '../../src/caching.js';
 import { AGAIN_REQUIREMENT, againCheckId, feedPlaces, getKey, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
 import { rawGet } from '../../src/raw-http.js';
@@ -34,6 +33,9 @@ interface PlaceProbe {
   /** When the conditional answered neither 200 nor 304: the status of the same request without If-None-Match, sent right after. */
   plainAfter?: number;
 }
+
+/** How soon after a page's first answer a second ask still counts as "at once". */
+const AT_ONCE_MS = 2_000;
 
 /** Tries while the content moves on (a 200 with a new ETag): each conditional request follows the answer it revalidates at once. */
 const TRIES = 3;
@@ -102,21 +104,12 @@ async function ok(place: FeedPlace, t: CheckTools): Promise<PlaceProbe> {
 
 const cc = (h: Record<string, string | undefined>) => h['cache-control'];
 
-/** Two answers with the very same JSON body (keys sorted), or the same text when not JSON. */
-function sameBody(a: HttpResponse, b: HttpResponse): boolean {
-  const read = (r: HttpResponse) => {
-    try {
-      return canonical(JSON.parse(r.body));
-    } catch {
-      return r.body;
-    }
-  };
-  return read(a) === read(b);
-}
+/** Two answers with the very same body, byte for byte (another serialisation is another representation, whose strong ETag may differ). */
+const sameBody = (a: HttpResponse, b: HttpResponse): boolean => a.body === b.body;
 
 /**
  * A GET of the place, then at once the same with If-None-Match: its ETag (both read whole): `found` when the second
- * answered 200 with another ETag and the very same body (JSON compared with its keys sorted): nothing in the
+ * answered 200 with another ETag and the very same body, byte for byte: nothing in the
  * representation changed. A body with a per-request field (a snapshot's asOf) differs at each request, and a new
  * ETag for it is the deployment's to give. A continuation place asks for the page its probe asked for.
  */
@@ -217,6 +210,10 @@ async function samePage(place: FeedPlace, p: PlaceProbe, t: CheckTools): Promise
   const pair = await newTagSameContent(place, p);
   const again = pair.evidence[0];
   if (!again || again.status !== 200) return;
+  // At once: asked again within two seconds of the first answer (a later ask may meet a set that moved on).
+  const started = (r: HttpResponse) => Date.parse(r.attempts[0]?.startedAt ?? '');
+  const firstDone = started(p.first) + (p.first.attempts.at(-1)?.durationMs ?? 0);
+  if (!(started(again) - firstDone <= AT_ONCE_MS)) return;
   t.cite(again);
   const sp = profile().snapshot;
   const ids = (r: HttpResponse) => {

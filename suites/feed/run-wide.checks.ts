@@ -46,9 +46,7 @@ import {
   movedUrls,
   noStaleNotModified,
   noStaleHead,
-  olderAnswers,
   itemTitlesGoBack,
-  olderAnswerText,
   sameDirectives,
   sameContentSameEtag,
   sameEtagSameContent,
@@ -1426,45 +1424,6 @@ describe.sequential('between two exchanges of the run: conditional answers', () 
         itemTitlesGoBack(runSeen(), { lists, id: profile().items.id!, title: 'title' }),
         'no item of the run was read with two titles (no edit seen)',
         'items listed again with a title they had left, while later listings gave the newer one',
-      );
-    },
-  );
-
-  check(
-    {
-      id: 'feed-run-conditional-no-older-200',
-      title: "no If-None-Match with a URL's current ETag is answered 200 with a version the URL had left, while the asked one stays current",
-      requirements: ['feed-conditional-304'],
-    },
-    async (t) => {
-      t.cite(...(await lateLook()).res);
-      const found = olderAnswers(runSeen());
-      if (found.length === 0) return t.notApplicable('no conditional request of the run was answered 200 with an ETag its URL had left');
-      const bad: string[] = [];
-      let judged = 0;
-      // Whether the asked ETag was still current after the answer: the URL's next answer, or (none in the run) one
-      // more conditional request with it now (three at most).
-      let asked = 0;
-      for (const o of found) {
-        let current: string | undefined;
-        if (o.next) current = weakMatch(o.next.etag!, o.asked) ? `the next answer, ${o.next.x.method} (${o.next.status}), carried ${o.asked} again` : undefined;
-        else if (asked++ < 3) {
-          const again = await feedGet(new URL(o.stale.x.url), { headers: { 'if-none-match': o.asked }, continuation: true });
-          t.cite(again);
-          const tag = again.header('etag');
-          current =
-            again.status === 304 || (again.status === 200 && tag && weakMatch(tag, o.asked))
-              ? `asked again at the end of the run, it answered ${again.status} to it`
-              : undefined;
-        }
-        if (o.next || current) judged++;
-        if (current) bad.push(olderAnswerText(o, current));
-      }
-      judge(
-        t,
-        { judged, bad },
-        'the URL moved on after each such answer: no older version was seen served while the asked ETag was current',
-        'conditional requests with the current ETag came back with a version the URL had left',
       );
     },
   );
