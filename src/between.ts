@@ -296,10 +296,10 @@ export function noStaleHead(seen: Seen[]): Judged {
   return { judged, bad };
 }
 
-/** Whether answer `x` carries a Date later than answer `y`'s (both present): generated after it, not a stored copy. */
+/** Whether answer `x` carries a Date no earlier than answer `y`'s (both present, whole seconds): not a stored copy made before it. */
 function datedAfter(x: Seen, y: Seen): boolean {
   const [dx, dy] = [dateOf(x), dateOf(y)];
-  return dx !== undefined && dy !== undefined && dx > dy;
+  return dx !== undefined && dy !== undefined && dx >= dy;
 }
 
 /** The run's 200 and 304 answers that carry an ETag, grouped by URL, each group in the run's order. */
