@@ -297,7 +297,7 @@ export function noStaleHead(seen: Seen[]): Judged {
 }
 
 /** Whether answer `x` carries a Date no earlier than answer `y`'s (both present, whole seconds): not a stored copy made before it. */
-function datedAfter(x: Seen, y: Seen): boolean {
+function notDatedBefore(x: Seen, y: Seen): boolean {
   const [dx, dy] = [dateOf(x), dateOf(y)];
   return dx !== undefined && dy !== undefined && dx >= dy;
 }
@@ -1375,7 +1375,8 @@ export function itemTitlesGoBack(seen: Seen[], o: { lists: Record<string, string
       const title = field(r, o.title);
       if ((typeof id !== 'string' && typeof id !== 'number') || typeof title !== 'string') continue;
       const k = String(id);
-      byId.set(k, [...(byId.get(k) ?? []), { s, title }]);
+      const reads = byId.get(k) ?? byId.set(k, []).get(k)!;
+      reads.push({ s, title });
     }
   }
   const bad: string[] = [];
@@ -1389,8 +1390,8 @@ export function itemTitlesGoBack(seen: Seen[], o: { lists: Record<string, string
       const a = reads.slice(0, bi).find((x) => x.title !== b.title && x.s.received <= b.s.sent);
       if (!a) continue;
       // A stored copy keeps the Date its origin gave it (a cache that sends no Age): the answer that went back must be
-      // dated after the one that gave the newer title, by the target's clock.
-      const c = reads.find((x) => x.title === a.title && x.s.sent >= b.s.received && datedAfter(x.s, b.s));
+      // dated no earlier than the one that gave the newer title, by the target's clock.
+      const c = reads.find((x) => x.title === a.title && x.s.sent >= b.s.received && notDatedBefore(x.s, b.s));
       if (!c) continue;
       const d = reads.find((x) => x.title !== a.title && x.s.sent >= c.s.received);
       if (!d) continue;

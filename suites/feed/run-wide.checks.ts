@@ -313,13 +313,7 @@ interface ViewsRead {
   /** Why no view was read: the run's requests so far leave no room for them under the remote budget. */
   skipped?: string;
   bases: HttpResponse[];
-  views: {
-    spec: ItemsView;
-    label: string;
-    res: HttpResponse;
-    again?: HttpResponse;
-    lacks?: { expected: string[]; missing: string[] };
-  }[];
+  views: { spec: ItemsView; label: string; res: HttpResponse; again?: HttpResponse; lacks?: { expected: string[]; missing: string[] } }[];
 }
 const viewLabel = (v: ItemsView) =>
   v.kind === 'category'
@@ -1409,7 +1403,7 @@ describe.sequential('between two exchanges of the run: validators', () => {
   );
 });
 
-describe.sequential('between two exchanges of the run: conditional answers', () => {
+describe.sequential('between two exchanges of the run: item images', () => {
   check(
     {
       id: 'feed-run-item-title-not-older',
