@@ -73,43 +73,59 @@ function parsedOutline(text: string): unknown {
   }
 }
 
-/** The run's answers, oldest first; `pathOf` gives the documented path of a URL (undefined: not the feed's). */
+/** Each exchange read as an answer, by the `pathOf` it was read with: an exchange is recorded once and never changes. */
+const SEEN = new WeakMap<(url: string) => string | undefined, WeakMap<Exchange, Seen | null>>();
+
+/**
+ * The run's answers, oldest first; `pathOf` gives the documented path of a URL (undefined: not the feed's). Each
+ * exchange is read once per `pathOf` (about 40 run-wide checks ask for the run's answers, each body parsed once); the
+ * answers are shared between callers, which read them only.
+ */
 export function seenOf(exchanges: Exchange[], pathOf: (url: string) => string | undefined): Seen[] {
+  let memo = SEEN.get(pathOf);
+  if (!memo) SEEN.set(pathOf, (memo = new WeakMap()));
   const out: Seen[] = [];
   for (const x of exchanges) {
-    const path = pathOf(x.url);
-    if (!path?.startsWith('/api/v1/') || x.error || x.status === undefined || (x.method !== 'GET' && x.method !== 'HEAD')) continue;
-    const u = new URL(x.url);
-    u.searchParams.sort();
-    const sent = Date.parse(x.startedAt);
-    const h = x.responseHeaders ?? {};
-    /** A GET 200 longer than the recorder keeps: read from what it kept of it (digest, outline, lengths, row index). */
-    const long = x.method === 'GET' && x.status === 200 && x.truncated;
-    let body: unknown;
-    if (x.method === 'GET' && x.status === 200 && !x.truncated && x.responseBody !== undefined && x.requestHeaders['connection'] !== 'close')
-      try {
-        body = JSON.parse(x.responseBody);
-      } catch {
-        body = undefined;
-      }
-    out.push({
-      x,
-      path,
-      key: `${path}${u.search}`,
-      sent,
-      received: sent + x.durationMs,
-      status: x.status,
-      etag: h['etag'],
-      cacheControl: h['cache-control'],
-      body,
-      cached: Number(h['age'] ?? '0') > 0,
-      ...(long && x.contentDigest && x.requestHeaders['connection'] !== 'close' ? { digest: x.contentDigest } : {}),
-      ...(long && x.contentOutline ? { outline: parsedOutline(x.contentOutline) } : {}),
-      ...(long && x.contentLengths ? { lengths: x.contentLengths } : {}),
-      ...(long && x.contentRows ? { rows: parsedOutline(x.contentRows) as Seen['rows'] } : {}),
-    });
+    let s = memo.get(x);
+    if (s === undefined) memo.set(x, (s = answerOf(x, pathOf) ?? null));
+    if (s) out.push(s);
   }
   return out.sort((a, b) => a.sent - b.sent);
+}
+
+/** One exchange as an answer of the feed, or undefined (not a GET or HEAD of the feed's API, no answer). */
+function answerOf(x: Exchange, pathOf: (url: string) => string | undefined): Seen | undefined {
+  const path = pathOf(x.url);
+  if (!path?.startsWith('/api/v1/') || x.error || x.status === undefined || (x.method !== 'GET' && x.method !== 'HEAD')) return undefined;
+  const u = new URL(x.url);
+  u.searchParams.sort();
+  const sent = Date.parse(x.startedAt);
+  const h = x.responseHeaders ?? {};
+  /** A GET 200 longer than the recorder keeps: read from what it kept of it (digest, outline, lengths, row index). */
+  const long = x.method === 'GET' && x.status === 200 && x.truncated;
+  let body: unknown;
+  if (x.method === 'GET' && x.status === 200 && !x.truncated && x.responseBody !== undefined && x.requestHeaders['connection'] !== 'close')
+    try {
+      body = JSON.parse(x.responseBody);
+    } catch {
+      body = undefined;
+    }
+  return {
+    x,
+    path,
+    key: `${path}${u.search}`,
+    sent,
+    received: sent + x.durationMs,
+    status: x.status,
+    etag: h['etag'],
+    cacheControl: h['cache-control'],
+    body,
+    cached: Number(h['age'] ?? '0') > 0,
+    ...(long && x.contentDigest && x.requestHeaders['connection'] !== 'close' ? { digest: x.contentDigest } : {}),
+    ...(long && x.contentOutline ? { outline: parsedOutline(x.contentOutline) } : {}),
+    ...(long && x.contentLengths ? { lengths: x.contentLengths } : {}),
+    ...(long && x.contentRows ? { rows: parsedOutline(x.contentRows) as Seen['rows'] } : {}),
+  };
 }
 
 const at = (s: Seen) => `${s.x.method} ${s.key} (${s.status}, sent ${new Date(s.sent).toISOString().slice(11, 23)})`;
@@ -123,6 +139,14 @@ const dateOf = (s: Seen) => {
  * bodies carry and deliberately leave out of their ETag (notes/real-deployments.md). Nothing else is left out.
  */
 export function contentOf(s: Seen): string | undefined {
+  if (CONTENT.has(s)) return CONTENT.get(s);
+  const c = contentNow(s);
+  CONTENT.set(s, c);
+  return c;
+}
+/** Each answer's content, taken once: an answer is read only (a copy with more of its body is another answer). */
+const CONTENT = new WeakMap<Seen, string | undefined>();
+function contentNow(s: Seen): string | undefined {
   const perRequest = s.path === '/api/v1/selected/snapshot' || s.path === '/api/v1/selected/changes';
   // A body longer than the recorder keeps is compared by its digest (taken whole, keys sorted); a per-request asOf is
   // in it, so snapshot and changes bodies that long are not compared.

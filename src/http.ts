@@ -200,10 +200,27 @@ const ROW_INDEX_CHARS = 32_768;
 const ROW_INDEX_STRING = 64;
 
 /** Each list of a JSON value that is not inside a list, by its dotted path (the top level's: ''). */
-function listsByPath(value: unknown, at = ''): Record<string, unknown[]> {
-  if (Array.isArray(value)) return { [at]: value };
-  if (typeof value !== 'object' || value === null) return {};
-  return Object.assign({}, ...Object.entries(value as Record<string, unknown>).map(([k, v]) => listsByPath(v, at ? `${at}.${k}` : k)));
+function listsByPath(value: unknown, at = '', out: Record<string, unknown[]> = Object.create(null) as Record<string, unknown[]>): Record<string, unknown[]> {
+  if (Array.isArray(value)) out[at] = value;
+  else if (typeof value === 'object' && value !== null)
+    for (const k of Object.keys(value)) listsByPath((value as Record<string, unknown>)[k], at ? `${at}.${k}` : k, out);
+  return out;
+}
+
+/** A JSON value's short scalars: numbers, booleans, null and strings of at most ROW_INDEX_STRING characters. */
+const short = (v: unknown) => v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= ROW_INDEX_STRING);
+const isRow = (r: unknown): r is Record<string, unknown> => typeof r === 'object' && r !== null && !Array.isArray(r);
+
+/** A row's short scalars, and those of the objects it holds (a change's item, a row's links), `depth` levels down. */
+function cutRow(r: Record<string, unknown>, depth: number): Record<string, unknown> {
+  // No prototype: a "__proto__" key of the body is a field like any other.
+  const o = Object.create(null) as Record<string, unknown>;
+  for (const k of Object.keys(r)) {
+    const v = r[k];
+    if (short(v)) o[k] = v;
+    else if (depth > 0 && isRow(v)) o[k] = cutRow(v, depth - 1);
+  }
+  return o;
 }
 
 /**
@@ -211,20 +228,13 @@ function listsByPath(value: unknown, at = ''): Record<string, unknown[]> {
  * fields (numbers, booleans, null and strings of at most ROW_INDEX_STRING characters), its own and its objects'.
  */
 export function rowIndex(value: unknown): Record<string, Record<string, unknown>[]> {
-  const short = (v: unknown) => v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= ROW_INDEX_STRING);
-  // A row's short scalars, and those of the objects it holds (a change's item, a row's links), one level down.
-  const cut = (r: Record<string, unknown>, depth: number): Record<string, unknown> =>
-    Object.fromEntries(
-      Object.entries(r).flatMap(([k, v]) =>
-        short(v) ? [[k, v]] : depth > 0 && typeof v === 'object' && v !== null && !Array.isArray(v) ? [[k, cut(v as Record<string, unknown>, depth - 1)]] : [],
-      ),
-    );
-  const isRow = (r: unknown) => typeof r === 'object' && r !== null && !Array.isArray(r);
-  return Object.fromEntries(
-    Object.entries(listsByPath(value))
-      .filter(([, list]) => list.every(isRow))
-      .map(([at, list]) => [at, list.map((r) => cut(r as Record<string, unknown>, 1))]),
-  );
+  const out = Object.create(null) as Record<string, Record<string, unknown>[]>;
+  const lists = listsByPath(value);
+  for (const at of Object.keys(lists)) {
+    const list = lists[at]!;
+    if (list.every(isRow)) out[at] = list.map((r) => cutRow(r, 1));
+  }
+  return out;
 }
 
 /** The length of each list of a JSON value that is not inside a list, by its dotted path (the top level's: ''). */

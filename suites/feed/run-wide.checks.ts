@@ -1139,7 +1139,9 @@ describe.sequential('X-Request-Id identifies each response', () => {
 // shows here. A pair counts only in order: the later request sent after the earlier answer was in.
 
 /** The run's answers from the feed's operations, oldest first. */
-const runSeen = () => seenOf(runExchanges('feed'), (u) => operationPath('feed', u));
+/** The documented path of a feed URL: one function, so that seenOf reads each exchange once for every check. */
+const feedPathOf = (u: string) => operationPath('feed', u);
+const runSeen = () => seenOf(runExchanges('feed'), feedPathOf);
 
 /** One rule's outcome as a check's verdict: not applicable when nothing was compared. */
 function judge(t: CheckTools, r: Judged, none: string, what: string): void {
@@ -1326,17 +1328,20 @@ const lateLook = () =>
  * a hundred rows is longer than an exchange records): the late look's re-reads are judged whole.
  */
 function withWholeBodies(seen: Seen[], responses: HttpResponse[]): Seen[] {
+  const out = [...seen];
   for (const r of responses) {
     const x = r.attempts.at(-1);
-    const s = x && seen.find((e) => e.x.startedAt === x.startedAt && e.x.url === x.url && e.x.method === x.method);
+    const i = x ? out.findIndex((e) => e.x.startedAt === x.startedAt && e.x.url === x.url && e.x.method === x.method) : -1;
+    const s = out[i];
     if (!s || s.body !== undefined || s.status !== 200 || s.x.method !== 'GET') continue;
     try {
-      s.body = JSON.parse(r.body);
+      // A copy: the run's answers are shared by every check that reads them (seenOf), and read only.
+      out[i] = { ...s, body: JSON.parse(r.body) as unknown };
     } catch {
       // not JSON: feed-every-200-json's finding
     }
   }
-  return seen;
+  return out;
 }
 
 /** A query parameter of an answer's request, with the document's default for window and by. */
