@@ -653,3 +653,29 @@ describe('concurrency: retries go first, and nothing waits for ever', () => {
     expect(order).toEqual(['first:503', 'first', 'next-page', 'new']);
   });
 });
+
+describe('a connection that closes before any answer (a kept-alive connection the server closed idle)', () => {
+  test('a GET is sent again at once on a new connection, once; the first attempt is recorded', async () => {
+    const url = await server((n, req, res) => {
+      if (n === 1) return void req.socket.destroy();
+      res.writeHead(200).end('ok');
+    });
+    const { c, waits, recorded } = client(url);
+    const res = await c.send(url, { rules: clientRules('feed') });
+    expect(res.status).toBe(200);
+    expect(res.attempts).toHaveLength(2);
+    expect(res.attempts[0]!.error).toBeTruthy();
+    expect(waits).toEqual([]);
+    expect(recorded).toHaveLength(2);
+  });
+
+  test('twice in a row is a transport error; a POST is never sent again', async () => {
+    const closing = await server((_n, req) => void req.socket.destroy());
+    const { c, recorded } = client(closing);
+    await expect(c.send(closing, { rules: clientRules('feed') })).rejects.toThrow(/failed/);
+    expect(recorded).toHaveLength(2);
+    const post = client(closing);
+    await expect(post.c.send(closing, { method: 'POST', body: { a: 1 }, rules: clientRules('gateway') })).rejects.toThrow(/failed/);
+    expect(post.recorded).toHaveLength(1);
+  });
+});

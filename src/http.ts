@@ -182,6 +182,23 @@ export class BrokenBodyError extends TransportError {
   }
 }
 
+/**
+ * The connection closed before any byte of an answer (a reset, the other side closing): on a connection kept alive,
+ * the server closing it idle as the request went out. An idempotent request may then be sent again at once on a new
+ * connection (RFC 9112 9.3.1), as HTTP clients do.
+ */
+export class ClosedBeforeAnswerError extends TransportError {
+  override name = 'ClosedBeforeAnswerError';
+  constructor(
+    message: string,
+    readonly exchange: Exchange,
+  ) {
+    super(message);
+  }
+}
+/** The codes of a connection that closed under a request (undici's "other side closed" among them). */
+const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
 /** An answer that is not a refusal (below 500, not 429): the origin is answering. */
 const answersNormally = (status: number): boolean => status < 500 && status !== 429;
 
@@ -615,11 +632,18 @@ export class HttpClient {
     const attempts: Exchange[] = [];
     const rules = o.retry === false ? undefined : o.rules;
     let waited = 0;
+    let reopened = false;
     for (let attempt = 0; ; attempt++) {
       let res: RawResult;
       try {
         res = await this.once(url, method, headers, body, attempt, o, waited);
       } catch (err) {
+        // A GET or HEAD whose connection closed before any answer is sent again at once, on a new connection, once.
+        if (err instanceof ClosedBeforeAnswerError && (method === 'GET' || method === 'HEAD') && rules !== undefined && !reopened) {
+          reopened = true;
+          attempts.push(err.exchange);
+          continue;
+        }
         // A body that broke mid-transfer is restarted from the beginning (never resumed with Range), within the cap.
         if (!(err instanceof BrokenBodyError) || rules === undefined || attempt >= this.opts.maxRetries) throw err;
         attempts.push(err.exchange);
@@ -810,6 +834,8 @@ export class HttpClient {
       if (midBody && e instanceof TransportError) {
         throw new BrokenBodyError(`${e.message} (the body broke after ${progress.bytes} bytes)`, exchange);
       }
+      const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+      if (!midBody && e instanceof TransportError && code && CLOSED_CODES.has(code)) throw new ClosedBeforeAnswerError(e.message, exchange);
       throw e;
     } finally {
       clearTimeout(timer);
