@@ -198,6 +198,19 @@ export class ClosedBeforeAnswerError extends TransportError {
 }
 /** The codes of a connection that closed under a request (undici's "other side closed" among them). */
 const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+const IDEMPOTENT = new Set(['GET', 'HEAD']);
+
+/**
+ * A transport failure as the retry loop tells them apart: a body that broke after `bytesRead` (BrokenBodyError), a
+ * connection that closed before any answer (ClosedBeforeAnswerError), else the failure as classified.
+ */
+function brokenOrClosed(e: Error, err: unknown, bytesRead: number | undefined, exchange: Exchange): Error {
+  if (!(e instanceof TransportError)) return e;
+  if (bytesRead !== undefined) return new BrokenBodyError(`${e.message} (the body broke after ${bytesRead} bytes)`, exchange);
+  const x = err as { code?: string; cause?: { code?: string } };
+  const code = x.code ?? x.cause?.code;
+  return code && CLOSED_CODES.has(code) ? new ClosedBeforeAnswerError(e.message, exchange) : e;
+}
 
 /** An answer that is not a refusal (below 500, not 429): the origin is answering. */
 const answersNormally = (status: number): boolean => status < 500 && status !== 429;
@@ -639,8 +652,7 @@ export class HttpClient {
         res = await this.once(url, method, headers, body, attempt, o, waited);
       } catch (err) {
         // A GET or HEAD whose connection closed before any answer is sent again at once, on a new connection, once.
-        if (err instanceof ClosedBeforeAnswerError && (method === 'GET' || method === 'HEAD') && rules !== undefined && !reopened) {
-          reopened = true;
+        if (err instanceof ClosedBeforeAnswerError && IDEMPOTENT.has(method) && rules && !reopened && (reopened = true)) {
           attempts.push(err.exchange);
           continue;
         }
@@ -831,12 +843,7 @@ export class HttpClient {
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);
       exchange.error = red.redact(e.message);
-      if (midBody && e instanceof TransportError) {
-        throw new BrokenBodyError(`${e.message} (the body broke after ${progress.bytes} bytes)`, exchange);
-      }
-      const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-      if (!midBody && e instanceof TransportError && code && CLOSED_CODES.has(code)) throw new ClosedBeforeAnswerError(e.message, exchange);
-      throw e;
+      throw brokenOrClosed(e, err, midBody ? progress.bytes : undefined, exchange);
     } finally {
       clearTimeout(timer);
       release();
