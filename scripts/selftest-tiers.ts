@@ -83,36 +83,31 @@ for (const service of ['feed', 'gateway'] as const) {
   const runnable = candidates.filter((v) => !FULL_TIER_ONLY.has(key(v)));
   /** How many checks not yet covered the variant shows (a check covered once counts only where it shows it reliably). */
   const checkGain = (v: Variant) => [...shows.get(key(v))!].filter((c) => need.get(c)! > 0 && counts(v, c)).length;
-  // Every requirement some variant breaks, shown failing: the variant that breaks the most not yet shown, reliably
-  // caught (not over a writer) before timed ones, the cheaper first; of those, the one showing the most checks.
-  const shown = new Set([...chosen].flatMap((v) => v.modifier.breaks));
-  for (;;) {
+  /** The variant not yet chosen with the highest positive score; ties go to the one listed first (the hand-written faults come first in VARIANTS). */
+  const bestBy = (score: (v: Variant) => number): Variant | undefined => {
     let best: Variant | undefined;
     let bestScore = 0;
     for (const v of runnable) {
-      if (chosen.has(v)) continue;
-      const gain = v.modifier.breaks.filter((r) => !shown.has(r)).length;
-      const score = gain ? (gain + checkGain(v) / 1000) / cost(v) : 0;
-      if (score > bestScore) [best, bestScore] = [v, score];
+      const s = chosen.has(v) ? 0 : score(v);
+      if (s > bestScore) [best, bestScore] = [v, s];
     }
-    if (!best) break;
+    return best;
+  };
+  // Every requirement some variant breaks, shown failing: the variant that breaks the most not yet shown, reliably
+  // caught (not over a writer) before timed ones, the cheaper first; of those, the one showing the most checks.
+  const shown = new Set([...chosen].flatMap((v) => v.modifier.breaks));
+  const newRequirements = (v: Variant) => {
+    const gain = v.modifier.breaks.filter((r) => !shown.has(r)).length;
+    return gain ? (gain + checkGain(v) / 1000) / cost(v) : 0;
+  };
+  for (let best = bestBy(newRequirements); best; best = bestBy(newRequirements)) {
     choose(best);
     for (const r of best.modifier.breaks) shown.add(r);
   }
   const required = chosen.size;
   // Then the checks, while the bound allows.
-  while (chosen.size < QUICK_RUNS) {
-    let best: Variant | undefined;
-    let bestScore = 0;
-    for (const v of runnable) {
-      if (chosen.has(v)) continue;
-      const gain = checkGain(v);
-      // Ties go to the variant listed first (the hand-written faults come first in VARIANTS).
-      if (gain / cost(v) > bestScore) [best, bestScore] = [v, gain / cost(v)];
-    }
-    if (!best) break;
-    choose(best);
-  }
+  const newChecks = (v: Variant) => checkGain(v) / cost(v);
+  for (let best = bestBy(newChecks); best && chosen.size < QUICK_RUNS; best = bestBy(newChecks)) choose(best);
   const unseen = [...need].filter(([, n]) => n > 0).length;
   console.log(
     `${service}: ${chosen.size} of ${candidates.length} variants run in the quick tier (${required} to show every requirement broken); ` +

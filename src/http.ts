@@ -652,7 +652,8 @@ export class HttpClient {
         res = await this.once(url, method, headers, body, attempt, o, waited);
       } catch (err) {
         // A GET or HEAD whose connection closed before any answer is sent again at once, on a new connection, once.
-        if (err instanceof ClosedBeforeAnswerError && IDEMPOTENT.has(method) && rules && !reopened && (reopened = true)) {
+        if (err instanceof ClosedBeforeAnswerError && IDEMPOTENT.has(method) && rules && !reopened) {
+          reopened = true;
           attempts.push(err.exchange);
           continue;
         }
