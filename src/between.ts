@@ -1096,6 +1096,23 @@ export function moreHasNext(seen: Seen[], pages: { path: string; hasMore: string
   return { judged, bad };
 }
 
+/**
+ * Every page of a paged operation says whether there is more: where some 200 page of `path` the run read carries a
+ * boolean at `hasMore` (the deployment's paging data), every other 200 page of it does too, the last page included
+ * (false there). A deployment whose pages never carry that field is not judged (its names are its own).
+ */
+export function pagesSayMore(seen: Seen[], page: { path: string; hasMore: string }): Judged {
+  const pages = seen.filter((x) => x.path === page.path && x.status === 200 && x.x.method === 'GET' && topOf(x) !== undefined);
+  if (!pages.some((s) => typeof field(topOf(s), page.hasMore) === 'boolean')) return { judged: 0, bad: [] };
+  const bad: string[] = [];
+  for (const s of pages) {
+    const more = field(topOf(s), page.hasMore);
+    if (typeof more !== 'boolean')
+      bad.push(`${at(s)} gives ${page.hasMore} ${more === undefined ? '(absent)' : JSON.stringify(more)}, where other pages of it give a boolean`);
+  }
+  return { judged: pages.length, bad };
+}
+
 /** Every string under a `links` object of a body, with where it was found. */
 function linksIn(value: unknown, where = ''): { at: string; link: string }[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => linksIn(v, `${where}[${i}]`));

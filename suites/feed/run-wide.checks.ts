@@ -63,6 +63,7 @@ import {
   refusedCursorsStayRefused,
   cursorPagesLeadOn,
   moreHasNext,
+  pagesSayMore,
   smallSnapshotPagesHaveMore,
   apiLinksUnderV1,
   referenceLinksNameTheirIds,
@@ -2037,6 +2038,25 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
     },
     async (t) => {
       judge(t, snapshotWalkCursors(runSeen()), 'the run followed no snapshot nextPage it had read whole', 'continuation pages gave another cursor');
+    },
+  );
+});
+
+describe.sequential('every items page says whether there is more', () => {
+  // (A snapshot page's hasMore is named by the document: its schema holds every page to it.)
+  check(
+    {
+      id: 'feed-run-items-pages-say-more',
+      title: 'every items page of the run says whether there is more, its last page too (where its other pages carry that field)',
+      requirements: ['feed-items-paging'],
+    },
+    async (t) => {
+      judge(
+        t,
+        pagesSayMore(runSeen(), { path: '/api/v1/items', hasMore: profile().items.hasMore! }),
+        'the run read no items page saying whether there was more',
+        'pages gave no paging data',
+      );
     },
   );
 });
