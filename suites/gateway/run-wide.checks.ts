@@ -77,6 +77,9 @@ function ownError(x: Exchange): string | undefined {
   // passes the upstream's model_not_found through, typed as its vendor's.)
   if (x.status === 400 && BODY_ROUTED.test(p) && notJson(x.requestBody))
     return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
+  // Nor does a JSON body that names no model: there is nothing to route it by.
+  if (x.status === 400 && BODY_ROUTED.test(p) && namesNoModel(x.requestBody))
+    return 'the 400 refusing a body that names no model (the gateway routes by the model in it)';
   return undefined;
 }
 
@@ -143,6 +146,16 @@ function servedForms(): Set<string> {
 
 /** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
 const BODY_ROUTED = /^\/v1\/(chat\/completions|messages|responses)$/;
+/** A request body the suite sent that is a JSON object without a `model` (one cut at the recorder's bound is not judged). */
+const namesNoModel = (body: string | undefined): boolean => {
+  if (body === undefined || body.length >= RECORDED_BODY_CHARS) return false;
+  try {
+    const b = JSON.parse(body) as unknown;
+    return typeof b === 'object' && b !== null && !Array.isArray(b) && !('model' in b);
+  } catch {
+    return false;
+  }
+};
 /** A request body the suite sent that is not JSON (one cut at the recorder's bound is not judged). */
 const notJson = (body: string | undefined): boolean => {
   // An empty body is none (a GET's is undefined): not JSON either.
@@ -204,8 +217,8 @@ async function everyErrorTypeAndCode(t: CheckTools): Promise<void> {
 /**
  * Every error the gateway produced itself (ownError: a made-up path, its own key rules, a body it cannot route) has a
  * code of the table its cause is of: none from "upstream and channel" (those "come from upstream accounts, not from
- * the request", and no upstream saw it) and none from "quota and pricing" (none of these causes is a quota or a
- * price: a key past its quota is not among them).
+ * the request", and no upstream saw it), not prompt_blocked ("prompt rejected by the upstream") and none from "quota
+ * and pricing" (none of these causes is a quota or a price: a key past its quota is not among them).
  */
 async function everyOwnErrorCodeFits(t: CheckTools): Promise<void> {
   const own = gatewayExchanges().filter((x) => x.status! >= 400 && !x.truncated && ownError(x) !== undefined);
@@ -219,6 +232,10 @@ async function everyOwnErrorCodeFits(t: CheckTools): Promise<void> {
       t.violation(
         `${x.method} ${x.url} (${x.status}): code ${String(code)}, of the ${table} table, on ${ownError(x)!}: no ${table === misfit[0] ? 'upstream account' : 'quota or price'} was its cause`,
       );
+    // prompt_blocked is a request problem whose meaning names the upstream ("prompt rejected by the upstream"): no
+    // upstream saw an error the gateway produced itself.
+    else if (code === 'prompt_blocked')
+      t.violation(`${x.method} ${x.url} (${x.status}): code prompt_blocked ("prompt rejected by the upstream") on ${ownError(x)!}: no upstream saw it`);
     // A refusal of the key (401, 403 by the key rules) names no body or prompt: a code whose meaning is one of those (a
     // body that cannot be read or converted, a filtered or refused prompt) is not its cause.
     else if ((x.status === 401 || x.status === 403) && NOT_ABOUT_A_KEY.includes(String(code)))
