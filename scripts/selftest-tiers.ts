@@ -20,6 +20,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import * as prettier from 'prettier';
 import { fileURLToPath } from 'node:url';
 import { TIMING_ONLY, VARIANTS, type Variant } from '../fixtures/variants.js';
 
@@ -117,16 +118,12 @@ for (const service of ['feed', 'gateway'] as const) {
 }
 
 const out = path.join(ROOT, 'fixtures', 'selftest-redundant.json');
-writeFileSync(
-  out,
-  `${JSON.stringify(
-    {
-      about:
-        'Faulty variants the quick self-test (npm test, CI) does not run, each with the checks it showed failing in the full self-test these were chosen from: the quick tier holds a check that no variant it runs shows to this record. SELFTEST_ALL=1 (npm run selftest:all) runs them all and holds every check to being seen failing. Written by scripts/selftest-tiers.ts; a variant not listed here always runs.',
-      variants: redundant,
-    },
-    null,
-    2,
-  )}\n`,
-);
+const text = JSON.stringify({
+  about:
+    'Faulty variants the quick self-test (npm test, CI) does not run, each with the checks it showed failing in the full self-test these were chosen from: the quick tier holds a check that no variant it runs shows to this record. SELFTEST_ALL=1 (npm run selftest:all) runs them all and holds every check to being seen failing. Written by scripts/selftest-tiers.ts; a variant not listed here always runs.',
+  variants: redundant,
+});
+// In the project's format (npm run lint checks it), as prettier writes it with the project's options.
+const options = (await prettier.resolveConfig(out)) ?? {};
+writeFileSync(out, await prettier.format(text, { ...options, filepath: out }));
 console.log(`${Object.keys(redundant).length} variants listed in ${path.relative(ROOT, out)}`);
