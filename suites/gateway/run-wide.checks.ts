@@ -75,11 +75,13 @@ function ownError(x: Exchange): string | undefined {
   // The gateway routes a /v1 generation by the model its body names: a body it cannot parse names none, so no upstream
   // was sent it. (A made-up model is not judged here: a deployment that routes any model upstream, a wildcard channel,
   // passes the upstream's model_not_found through, typed as its vendor's.)
-  if (x.status === 400 && BODY_ROUTED.test(p) && notJson(x.requestBody))
-    return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
   // Nor does a JSON body that names no model: there is nothing to route it by.
-  if (x.status === 400 && BODY_ROUTED.test(p) && namesNoModel(x.requestBody))
-    return 'the 400 refusing a body that names no model (the gateway routes by the model in it)';
+  if (x.status === 400 && BODY_ROUTED.test(p)) {
+    const sent = sentJson(x.requestBody);
+    if (sent === NOT_JSON) return 'the 400 refusing a body that is not JSON (the gateway routes by the model in it)';
+    if (sent && typeof sent.value === 'object' && sent.value !== null && !Array.isArray(sent.value) && !('model' in sent.value))
+      return 'the 400 refusing a body that names no model (the gateway routes by the model in it)';
+  }
   return undefined;
 }
 
@@ -146,25 +148,18 @@ function servedForms(): Set<string> {
 
 /** The /v1 generation paths, which name their model in the body (vendor C names it in the path). */
 const BODY_ROUTED = /^\/v1\/(chat\/completions|messages|responses)$/;
-/** A request body the suite sent that is a JSON object without a `model` (one cut at the recorder's bound is not judged). */
-const namesNoModel = (body: string | undefined): boolean => {
-  if (body === undefined || body.length >= RECORDED_BODY_CHARS) return false;
+/** What a body that does not parse as JSON reads as (a request's in sentJson, an answer's in jsonOf). */
+const NOT_JSON: unique symbol = Symbol('not JSON');
+/**
+ * A request body the suite sent, parsed once: its value, NOT_JSON (an empty body is none, and not JSON either), or
+ * undefined when there is none (a GET's) or it was cut at the recorder's bound (not judged).
+ */
+const sentJson = (body: string | undefined): { value: unknown } | typeof NOT_JSON | undefined => {
+  if (body === undefined || body.length >= RECORDED_BODY_CHARS) return undefined;
   try {
-    const b = JSON.parse(body) as unknown;
-    return typeof b === 'object' && b !== null && !Array.isArray(b) && !('model' in b);
+    return { value: JSON.parse(body) as unknown };
   } catch {
-    return false;
-  }
-};
-/** A request body the suite sent that is not JSON (one cut at the recorder's bound is not judged). */
-const notJson = (body: string | undefined): boolean => {
-  // An empty body is none (a GET's is undefined): not JSON either.
-  if (body === undefined || body.length >= RECORDED_BODY_CHARS) return false;
-  try {
-    JSON.parse(body);
-    return false;
-  } catch {
-    return true;
+    return NOT_JSON;
   }
 };
 
@@ -504,7 +499,6 @@ async function everyRequestDefectJson(t: CheckTools): Promise<void> {
   reportNotJson(t, seen, bad);
 }
 
-const NOT_JSON = Symbol('not JSON');
 /** A recorded answer's body parsed as JSON, or NOT_JSON. */
 function jsonOf(x: Exchange): unknown {
   try {
