@@ -162,15 +162,16 @@ export function changeOf(ch: unknown): { op: unknown; id: unknown; item: unknown
 
 /**
  * The ids the changes feed lists as removed from the selected set after a sync cursor (its pages while hasMore, with
- * the answers), read until every id of `wanted` is among them or the feed's end (twelve pages at most: a live feed
- * that changes fast fills many pages while a slow run pages). On a live feed an item can leave the selection and come
- * back while a client pages.
+ * the answers), read until every id of `wanted` is among them or the feed's end (thirty pages at most, 3,000 changes at
+ * the changes' own page size: a feed that changes fast fills many pages while a slow run pages; the living reference,
+ * about 125 changes a second, filled more than twelve while a loaded CI machine walked one listing). On a live feed an
+ * item can leave the selection and come back while a client pages.
  */
 export async function removedSince(cursor: string, wanted: readonly string[] = []): Promise<{ ids: Set<string>; res: HttpResponse[]; complete: boolean }> {
   const ids = new Set<string>();
   const read = await readChanges(
     cursor,
-    12,
+    30,
     (r) => r.status === 200,
     (r) => {
       const body = discoveryJson(r);
