@@ -20,7 +20,7 @@ import {
   type OpenApiDoc,
   type OperationObject,
 } from './spec.js';
-import { USER_AGENT, type HttpResponse, type SendOptions } from './http.js';
+import { TargetUnavailableError, USER_AGENT, type HttpResponse, type SendOptions } from './http.js';
 import { AssertionViolation, expect, jsonBody, PreconditionFailed, type CheckTools } from './harness.js';
 import type { SecretVar } from './config.js';
 import type { RetryMode } from './retry-policy.js';
@@ -851,6 +851,7 @@ export function streamedRequest(
   model: string,
   placement: Pick<SendOptions, 'headers' | 'query'> | undefined,
   body: unknown = minimalBody(op.operationId, model),
+  retry: RetryMode = 'transient',
 ): Promise<HttpResponse> {
   return gatewaySend(op.path(model), {
     method: op.method,
@@ -859,8 +860,51 @@ export function streamedRequest(
     query: placement?.query,
     body: typeof body === 'string' ? body : { ...(body as object), stream: true },
     billable: true,
-    retry: 'transient',
+    retry,
   });
+}
+
+/**
+ * The answer to a request defect (a body the document has the gateway refuse with 400) that may have met 502 or 503 on
+ * every try: an upstream outage, or the gateway's own answer to this body (a defect relayed upstream and its refusal
+ * passed back as an upstream failure, which a client retries in vain). `send` makes the request with the retry mode
+ * given (its own when none). When it ends unavailable on a 502 or 503, the same operation's small valid generation
+ * naming the same model is sent at once (one billable call, the key in Authorization: Bearer): served (2xx), that
+ * model's upstream is up, and the defect is sent once more, unretried, and its answer is the gateway's to this body
+ * (the check judges it). The control refused or not sent (an outage, the billable budget spent), the check stays
+ * unavailable.
+ */
+export async function defectAnswer(
+  t: CheckTools,
+  op: GatewayOperation,
+  model: string,
+  key: string,
+  send: (retry?: RetryMode) => Promise<HttpResponse>,
+): Promise<HttpResponse> {
+  try {
+    return await send();
+  } catch (e) {
+    if (!(e instanceof TargetUnavailableError) || (e.status !== 502 && e.status !== 503)) throw e;
+    let control: HttpResponse;
+    try {
+      control = await gatewaySend(op.path(model), {
+        method: op.method,
+        headers: { authorization: `Bearer ${key}`, ...protocolHeaders(op.operationId) },
+        body: minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16),
+        billable: true,
+      });
+    } catch {
+      throw e;
+    }
+    t.cite(control);
+    if (control.status < 200 || control.status > 299) throw e;
+    const again = await send(false);
+    t.observe(
+      'a 5xx on every try',
+      `${op.method} ${op.display} answered ${e.status} on every try; the same model's valid request, sent right after, answered ${control.status}; the defect sent once more answered ${again.status}`,
+    );
+    return again;
+  }
 }
 
 /** The control of the negative checks: the unknown-model request of `op` with the key in Authorization: Bearer. */

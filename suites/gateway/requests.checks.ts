@@ -7,6 +7,7 @@
 import { check, expect, fail, jsonBody, checkGroup, precondition, PreconditionFailed } from '../../src/harness.js';
 import {
   chosenModel,
+  defectAnswer,
   FORM_LABEL,
   FORM_REQUIREMENT,
   gatewayGet,
@@ -94,7 +95,16 @@ checkGroup('requests the gateway must refuse', () => {
       const key = await requireValidKey(t);
       const model = await chosenModel();
       const body = { model, messages: [{ role: 'user', content: 'Reply with the single word OK.' }] };
-      const res = await gatewaySend('/v1/messages', { method: 'POST', headers: { ...bearer(key), ...protocolHeaders('messages') }, body, billable: true });
+      const op = operations.find((o) => o.operationId === 'messages')!;
+      const res = await defectAnswer(t, op, model, key, (retry) =>
+        gatewaySend(op.path(model), {
+          method: 'POST',
+          headers: { ...bearer(key), ...protocolHeaders('messages') },
+          body,
+          billable: true,
+          ...(retry === undefined ? {} : { retry }),
+        }),
+      );
       keyTaken(res, 'POST /v1/messages');
       expect(res.status, 'POST /v1/messages without max_tokens').toBe(400);
     },

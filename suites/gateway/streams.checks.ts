@@ -33,6 +33,7 @@ import {
   refusalRequirements,
   stateRequirements,
   streamedRequest,
+  defectAnswer,
   STREAM_OPERATIONS,
   takenForms,
   FORM_LABEL,
@@ -271,7 +272,9 @@ checkGroup('a broken payload asking for a stream answers 400', () => {
         const model = await chosenModel();
         const broken = brokenStreamBody(op, model);
         t.observe('body', broken.label);
-        const res = await streamedRequest(op, model, { headers: { authorization: `Bearer ${key}` } }, broken.body);
+        const res = await defectAnswer(t, op, model, key, (retry) =>
+          streamedRequest(op, model, { headers: { authorization: `Bearer ${key}` } }, broken.body, retry),
+        );
         keyTaken(res, `${op.method} ${op.display}`);
         await refusedBeforeStream(t, op, res, [400], `a body ${broken.label}`);
       },
