@@ -19,7 +19,7 @@ import {
   payloadExamples,
   formRefusedRequirement,
   operationsOf,
-  minimalBody,
+  requiredOnlyBody,
   shapeFor,
   STREAM_OPERATIONS,
 } from './gateway.js';
@@ -191,7 +191,7 @@ async function payloadFacets(): Promise<Facet[]> {
   const ops = (await describedOperations()).filter((o) => PAYLOAD_OPERATIONS.includes(o.operationId));
   return ops.flatMap((op) => {
     const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
-    const { fixed } = payloadExamples(schema, minimalBody(op.operationId, 'model', op.operationId === 'chatCompletions' ? null : 16));
+    const { fixed } = payloadExamples(schema, requiredOnlyBody(op.operationId, 'model'));
     return fixed.map((b) =>
       facet(
         'gw-request-payload-400',

@@ -301,6 +301,14 @@ export function unknownModel(): string {
 }
 
 /**
+ * The body of a small generation of an operation, naming `model`: what the document makes required and nothing more,
+ * so chat completions go without max_tokens (optional on vendor A) and the others with a cap of 16.
+ */
+export function requiredOnlyBody(operationId: string, model: string): unknown {
+  return minimalBody(operationId, model, operationId === 'chatCompletions' ? null : 16);
+}
+
+/**
  * A minimal, token-capped request body of an operation, naming `model`. `maxTokens: null` leaves the cap out where
  * the document makes it optional (vendor A chat completions): the prompt needs one word.
  */
@@ -890,7 +898,7 @@ export async function defectAnswer(
       control = await gatewaySend(op.path(model), {
         method: op.method,
         headers: { authorization: `Bearer ${key}`, ...protocolHeaders(op.operationId) },
-        body: minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16),
+        body: requiredOnlyBody(op.operationId, model),
         billable: true,
       });
     } catch {
@@ -935,7 +943,7 @@ export function minimalGeneration(op: GatewayOperation, key: string, model: stri
       method: op.method,
       headers: { ...placed.headers, ...protocolHeaders(op.operationId) },
       query: placed.query,
-      body: minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16),
+      body: requiredOnlyBody(op.operationId, model),
       billable: true,
     }),
   );

@@ -28,7 +28,7 @@ import {
   type KeyForm,
   LIMITED_FORMS,
   looseErrorCodes,
-  minimalBody,
+  requiredOnlyBody,
   minimalGeneration,
   noCredentialRequest,
   pathServed,
@@ -78,7 +78,7 @@ checkGroup('a request without any credential is refused with 401', () => {
           ? await gatewaySend(op.path(m), {
               method: op.method,
               headers: protocolHeaders(op.operationId),
-              body: minimalBody(op.operationId, m, op.operationId === 'chatCompletions' ? null : 16),
+              body: requiredOnlyBody(op.operationId, m),
               billable: true,
               retry: 'transient',
             })

@@ -96,14 +96,8 @@ checkGroup('requests the gateway must refuse', () => {
       const model = await chosenModel();
       const body = { model, messages: [{ role: 'user', content: 'Reply with the single word OK.' }] };
       const op = operations.find((o) => o.operationId === 'messages')!;
-      const res = await defectAnswer(t, op, model, key, (retry) =>
-        gatewaySend(op.path(model), {
-          method: 'POST',
-          headers: { ...bearer(key), ...protocolHeaders('messages') },
-          body,
-          billable: true,
-          ...(retry === undefined ? {} : { retry }),
-        }),
+      const res = await defectAnswer(t, op, model, key, (retry = true) =>
+        gatewaySend(op.path(model), { method: op.method, headers: { ...bearer(key), ...protocolHeaders('messages') }, body, billable: true, retry }),
       );
       keyTaken(res, 'POST /v1/messages');
       expect(res.status, 'POST /v1/messages without max_tokens').toBe(400);

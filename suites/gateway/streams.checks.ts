@@ -23,6 +23,7 @@ import {
   keyTaken,
   looseErrorCodes,
   minimalBody,
+  requiredOnlyBody,
   pathServed,
   payloadExamples,
   placeKey,
@@ -255,7 +256,7 @@ checkGroup('the refusals that precede a stream', () => {
  */
 function brokenStreamBody(op: GatewayOperation, model: string): { label: string; body: unknown } {
   const schema = (op.op as { requestBody?: { content: Record<string, { schema: JsonSchema }> } }).requestBody!.content['application/json']!.schema;
-  const { fixed } = payloadExamples(schema, minimalBody(op.operationId, model, op.operationId === 'chatCompletions' ? null : 16));
+  const { fixed } = payloadExamples(schema, requiredOnlyBody(op.operationId, model));
   return fixed.find((b) => b.label.startsWith('without ') && b.label !== 'without model')!;
 }
 
