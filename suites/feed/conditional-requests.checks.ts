@@ -104,6 +104,17 @@ function revalidation(op: FeedOperation, p: Probe): Promise<Revalidation> {
   });
 }
 
+/**
+ * The series ended because the content moved on before each conditional GET (every answer a 200 with a new ETag and
+ * new content): a live feed that changes faster than a revalidation finishes. Nothing about 304s can be seen there,
+ * so the checks that need one are not exercised, as on every other place (places.checks.ts), never undecided.
+ */
+function keptMoving(r: Revalidation): boolean {
+  if (r.notModified || r.unchangedButFull || r.newTagSameContent) return false;
+  const last = r.steps[r.steps.length - 1];
+  return !!last && last.res.status === 200 && !!last.res.header('etag') && !weakMatch(last.res.header('etag')!, last.sent);
+}
+
 checkGroup('conditional requests on every operation', () => {
   for (const op of FEED_OPERATIONS) {
     const name = op.operationId;
@@ -159,7 +170,7 @@ checkGroup('conditional requests on every operation', () => {
         const last = r.steps[r.steps.length - 1]!;
         if (last.res.status !== 200) fail(`If-None-Match: ${last.sent} answered ${last.res.status}, where 304 (or 200 with new content) is required`);
         if (!last.res.header('etag')) fail(`If-None-Match: ${last.sent} answered 200 without an ETag to revalidate with`);
-        throw new PreconditionFailed(
+        t.notApplicable(
           `the content changed before each of ${r.steps.length} conditional GETs, each sent at once after the response whose ETag it carried (the last ${PATIENT_TRIES} after a pause of ${PATIENT_PAUSE_MS} ms): ` +
             'the feed changes faster than a revalidation can finish, so whether an unchanged resource answers 304 could not be seen',
         );
@@ -176,6 +187,7 @@ checkGroup('conditional requests on every operation', () => {
         const p = await ok200(op, t.cite);
         const r = await revalidation(op, p);
         t.cite(...r.responses);
+        if (keptMoving(r)) t.notApplicable('the content changed before each conditional GET: no 304 to read');
         precondition(r.notModified, 'no 304 was obtained', 'feed-conditional-304');
         const nm = r.notModified.res;
         expectEntityTag(nm.header('etag'), '304 ETag');
@@ -197,10 +209,15 @@ checkGroup('conditional requests on every operation', () => {
             return;
           }
           const next = raw.headers.etag;
-          if (raw.status !== 200 || !next) break;
+          if (raw.status !== 200 || !next || weakMatch(next, sent))
+            throw new PreconditionFailed(
+              `If-None-Match: ${sent} on a connection of its own answered ${raw.status}${next ? ` with ETag ${next}` : ' without an ETag'}, where the client's connection had a 304 (feed-conditional-304 judges the conditional answer)`,
+              ['feed-conditional-304'],
+            );
           sent = next;
         }
-        throw new PreconditionFailed(
+        // Every answer a 200 with a new ETag: the content kept changing (a 304 was seen above, through the client).
+        t.notApplicable(
           `no conditional GET on a connection of its own gave a 304 in ${EXTRA_REVALIDATIONS + 1} tries, each sent at once with the newest ETag (the content kept changing)`,
         );
       },
@@ -233,6 +250,8 @@ checkGroup('conditional requests on every operation', () => {
           if (tag && !weakMatch(tag, r.notModified.sent))
             t.violation(`a 304 to If-None-Match: ${r.notModified.sent} (content unchanged) carried another ETag: ${tag}`);
         }
+        if (observed === 0 && keptMoving(r))
+          t.notApplicable('the content changed between every two requests and no 304 came back: no unchanged content to compare ETags over');
         precondition(
           observed > 0,
           'no two responses showed unchanged content (the content changed between every two requests and no 304 came back; the If-None-Match check says why)',
@@ -259,6 +278,7 @@ checkGroup('If-None-Match is read as HTTP defines it', () => {
         const p = await ok200(op, t.cite);
         const r = await revalidation(op, p);
         t.cite(...r.responses);
+        if (keptMoving(r)) t.notApplicable('the content changed before each conditional GET: no 304 to compare the other forms with');
         precondition(r.notModified, 'If-None-Match with the exact current ETag gave no 304', 'feed-conditional-304');
         let current = r.notModified.res.header('etag') ?? r.notModified.sent;
         const { path, query } = await op.resolve();
@@ -273,6 +293,7 @@ checkGroup('If-None-Match is read as HTTP defines it', () => {
           ['"*"', () => '*'],
         ];
         const failures: string[] = [];
+        const moving: string[] = [];
         for (const [label, value] of forms) {
           for (let attempt = 0; ; attempt++) {
             const sent = value(current);
@@ -284,10 +305,10 @@ checkGroup('If-None-Match is read as HTTP defines it', () => {
               current = tag; // the content moved on: ask again with the new tag
               continue;
             }
-            if (res.status === 200 && tag && !weakMatch(tag, current))
-              throw new PreconditionFailed(
-                `the content changed before each of ${EXTRA_REVALIDATIONS + 1} tries of one If-None-Match form, each sent at once with the newest ETag`,
-              );
+            if (res.status === 200 && tag && !weakMatch(tag, current)) {
+              moving.push(label);
+              break;
+            }
             failures.push(`${label} (If-None-Match: ${sent}) answered ${res.status}, where 304 is required`);
             break;
           }
@@ -296,6 +317,10 @@ checkGroup('If-None-Match is read as HTTP defines it', () => {
         const res = await feedGet(path, { query, headers: { 'if-none-match': miss } });
         if (res.status !== 200) failures.push(`an entity-tag that does not match (If-None-Match: ${miss}) answered ${res.status}, where 200 is required`);
         if (failures.length) fail(failures.join('; '));
+        if (moving.length)
+          t.notApplicable(
+            `the content changed before each of ${EXTRA_REVALIDATIONS + 1} tries of ${moving.join(' and of ')}, each sent at once with the newest ETag: that form could not be judged`,
+          );
       },
     );
   }
