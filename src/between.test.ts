@@ -169,8 +169,15 @@ describe('the run-wide rules: long pages, filters, limits and first listings', (
     // A label outside the document's current values (a translated one) is not judged.
     const label = seen('/api/v1/items?mode=all&category=review', { body: { items: [{ id: 'a', category: '评测' }] } });
     expect(filteredRowsHold([label], o)).toEqual({ judged: 1, bad: [] });
-    // A continuation page's filter is its cursor's: not judged.
+    // A continuation page's filter is its cursor's: not judged unless the page that gave the cursor had the same filter.
     expect(filteredRowsHold([seen('/api/v1/items?cursor=c', { body: { items: [{ id: 'a', selected: false }] } })], o).judged).toBe(0);
+    const first = seen('/api/v1/items?category=review&limit=2', { body: { items: [{ id: 'a', category: 'review' }], page: { nextCursor: 'c2' } } });
+    const cont = seen('/api/v1/items?category=review&limit=2&cursor=c2', { body: { items: [{ id: 'b', category: 'practice' }], page: {} } });
+    const withNext = { ...o, next: 'page.nextCursor' };
+    expect(filteredRowsHold([first, cont], withNext).bad).toHaveLength(1);
+    // The same cursor sent with another filter (the cursor rules' to judge): not judged.
+    const otherQuery = seen('/api/v1/items?category=practice&limit=2&cursor=c2', { body: { items: [{ id: 'b', category: 'review' }], page: {} } });
+    expect(filteredRowsHold([first, otherQuery], withNext)).toEqual({ judged: 1, bad: [] });
   });
   it('pagesWithinLimit: a page holding more rows than its limit, counted whole or by its recorded length', () => {
     const page = { path: '/api/v1/selected/snapshot', list: 'items', max: 1000 };

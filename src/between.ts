@@ -1221,27 +1221,47 @@ export function referenceLinksNameTheirIds(
 }
 
 /** The filter an items first page was asked with: its mode as sent ('(default)' when absent) and its category, if one. */
-function itemsFilter(s: Seen): { mode: string; category?: string } | undefined {
+function itemsFilter(s: Seen, issuedBy?: Map<string, string>): { mode: string; category?: string } | undefined {
   const q = new URL(s.x.url).searchParams;
-  // A continuation page's filter is its cursor's query, not shown in its URL: not judged.
-  if (q.has('cursor') || q.getAll('mode').length > 1 || q.getAll('category').length > 1) return undefined;
+  if (q.getAll('mode').length > 1 || q.getAll('category').length > 1 || q.getAll('cursor').length > 1) return undefined;
   const category = q.get('category')?.trim();
   // The mode as sent: a page without one is the default's, which is feed-items-defaults' to judge.
-  return { mode: q.get('mode') ?? '(default)', ...(category ? { category } : {}) };
+  const filter = { mode: q.get('mode') ?? '(default)', ...(category ? { category } : {}) };
+  // A continuation page's filter is its cursor's query: judged only when the page that gave that cursor was asked
+  // with the same filter its URL shows (a cursor sent with another query is the cursor rules' to judge).
+  const cursor = q.get('cursor');
+  if (cursor !== null && issuedBy?.get(cursor) !== JSON.stringify(filter)) return undefined;
+  return filter;
+}
+
+/** Each items cursor a page of the run gave, with the filter (mode, category) that page was asked with. */
+function cursorFilters(seen: Seen[], next: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of seen.filter((x) => x.path === '/api/v1/items' && x.x.method === 'GET' && x.status === 200)) {
+    const c = field(topOf(s), next);
+    const filter = typeof c === 'string' ? itemsFilter(s, out) : undefined;
+    if (typeof c === 'string' && filter) out.set(c, JSON.stringify(filter));
+  }
+  return out;
 }
 
 /**
- * Every row of an items first page holds the filter it was asked with, where the rows carry the field: with
+ * Every row of an items page holds the filter it was asked with (a continuation page's, when the page that gave its
+ * cursor was asked with the same filter: `next` names where a page gives it), where the rows carry the field: with
  * mode=selected sent, none says it is not selected (a page without mode is the default's: feed-items-defaults); with
  * category=X, none has another of the listed categories (`categories`, compared without case). A page longer than the
  * recorder keeps is read from its row index.
  */
-export function filteredRowsHold(seen: Seen[], o: { list: string; id: string; selected?: string; category?: string; categories?: string[] }): Judged {
+export function filteredRowsHold(
+  seen: Seen[],
+  o: { list: string; id: string; next?: string; selected?: string; category?: string; categories?: string[] },
+): Judged {
   const listed = new Set((o.categories ?? []).map((c) => c.toLowerCase()));
   const bad: string[] = [];
   let judged = 0;
+  const issuedBy = o.next ? cursorFilters(seen, o.next) : undefined;
   for (const s of seen.filter((x) => x.path === '/api/v1/items' && x.x.method === 'GET' && x.status === 200)) {
-    const filter = itemsFilter(s);
+    const filter = itemsFilter(s, issuedBy);
     const rows = listRows(s, o.list);
     if (!filter || !rows) continue;
     for (const row of rows) {

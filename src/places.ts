@@ -78,19 +78,35 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
   for (const operationId of PARAMETER_RULE_OPERATIONS) {
     const { path, op } = operation(doc, operationId);
     const next = CONTINUATION[operationId];
+    const mine: FeedPlace[] = [];
     for (const p of (op.parameters ?? []) as RuleParameter[])
-      if (p.in === 'query' && p['x-requirement'] && p.name !== next?.param) out.push(...parameterPlaces(operationId, path, p));
-    if (next)
-      out.push({
-        slug: `${kebab(operationId)}-continuation`,
+      if (p.in === 'query' && p['x-requirement'] && p.name !== next?.param) mine.push(...parameterPlaces(operationId, path, p));
+    out.push(...mine);
+    if (next) {
+      const continuation = (slug: string, query: Record<string, string>, text: string, dependsOn: string[] = []): FeedPlace => ({
+        slug,
         operationId,
         method: 'GET',
         path,
-        query: { ...(BASE_QUERY[operationId] ?? { limit: '2' }) },
+        query: { ...query, ...(BASE_QUERY[operationId] ?? { limit: '2' }) },
         follows: next,
-        text: `${operationId}: a continuation page (${next.param} from the page before)`,
-        dependsOn: [PAGING_REQUIREMENT[operationId]!, 'feed-anonymous-access'],
+        text,
+        dependsOn: [PAGING_REQUIREMENT[operationId]!, ...dependsOn, 'feed-anonymous-access'],
       });
+      out.push(continuation(`${kebab(operationId)}-continuation`, {}, `${operationId}: a continuation page (${next.param} from the page before)`));
+      // A filtered listing's continuation too (the first listed value of a free-string filter): a filter applied on
+      // first pages only shows there (the run-wide rules judge the rows of every page the run read).
+      const filtered = mine.find((place) => place.text.endsWith('(a listed current value)'));
+      if (filtered)
+        out.push(
+          continuation(
+            `${filtered.slug}-continuation`,
+            filtered.query!,
+            `${operationId} with ${new URLSearchParams(filtered.query).toString()}: a continuation page (${next.param} from the page before)`,
+            filtered.dependsOn.filter((d) => d !== 'feed-anonymous-access'),
+          ),
+        );
+    }
   }
   for (const o of FEED_OPERATIONS)
     out.push({

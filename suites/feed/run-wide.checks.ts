@@ -1553,7 +1553,7 @@ describe.sequential('every items page the run saw holds its limit and its filter
     },
     async (t) => {
       const p = profile().items;
-      const r = filteredRowsHold(runSeen(), { list: p.list!, id: p.id!, selected: p.selected });
+      const r = filteredRowsHold(runSeen(), { list: p.list!, id: p.id!, next: p.nextCursor!, selected: p.selected });
       judge(t, r, 'no mode=selected items page of the run carried a selected field', 'rows of mode=selected lists were not selected');
     },
   );
@@ -1567,7 +1567,7 @@ describe.sequential('every items page the run saw holds its limit and its filter
     async (t) => {
       const p = profile().items;
       const categories = (parameter(await loadOpenApi('feed'), 'listItems', 'category').schema as { examples?: string[] } | undefined)?.examples ?? [];
-      const r = filteredRowsHold(runSeen(), { list: p.list!, id: p.id!, category: p.category, categories });
+      const r = filteredRowsHold(runSeen(), { list: p.list!, id: p.id!, next: p.nextCursor!, category: p.category, categories });
       judge(t, r, 'no category items page of the run had rows with a category field', 'rows of category lists had another category');
     },
   );
