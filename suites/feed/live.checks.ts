@@ -503,8 +503,16 @@ async function reconcile(
     // A read that stopped at its ten pages while more changes followed is behind the set: the changes came faster
     // than it could read them, so that comparison is not made (neither side was brought up to date).
     if (!set.complete || !more.complete) continue;
+    let now = differences(mirror, fresh);
+    if (now.length) {
+      // The fresh read ended before the mirror's: an item changed in between differs for that alone. The changes after
+      // the fresh read's own cursor name every such item (an item no change after it names did not change since).
+      const since = await applyChanges(new Map(), set.cursor);
+      res.push(...since.res);
+      if (!since.complete) continue;
+      now = now.filter((id) => !since.named.has(id));
+    }
     compared++;
-    const now = differences(mirror, fresh);
     diff = diff === undefined ? now : diff.filter((id) => now.includes(id));
     if (diff.length === 0) break;
   }
