@@ -1234,10 +1234,13 @@ function itemsFilter(s: Seen, issuedBy?: Map<string, string>): { mode: string; c
   return filter;
 }
 
+/** The items pages of the run that answered a GET with 200. */
+const itemsPages = (seen: Seen[]): Seen[] => seen.filter((x) => x.path === '/api/v1/items' && x.x.method === 'GET' && x.status === 200);
+
 /** Each items cursor a page of the run gave, with the filter (mode, category) that page was asked with. */
 function cursorFilters(seen: Seen[], next: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const s of seen.filter((x) => x.path === '/api/v1/items' && x.x.method === 'GET' && x.status === 200)) {
+  for (const s of itemsPages(seen)) {
     const c = field(topOf(s), next);
     const filter = typeof c === 'string' ? itemsFilter(s, out) : undefined;
     if (typeof c === 'string' && filter) out.set(c, JSON.stringify(filter));
@@ -1260,7 +1263,7 @@ export function filteredRowsHold(
   const bad: string[] = [];
   let judged = 0;
   const issuedBy = o.next ? cursorFilters(seen, o.next) : undefined;
-  for (const s of seen.filter((x) => x.path === '/api/v1/items' && x.x.method === 'GET' && x.status === 200)) {
+  for (const s of itemsPages(seen)) {
     const filter = itemsFilter(s, issuedBy);
     const rows = listRows(s, o.list);
     if (!filter || !rows) continue;

@@ -341,6 +341,20 @@ export function profile() {
   return runContext().profile.feed;
 }
 
+/** The words of an item's title a search can use: runs of letters and digits of 3 to 200 code points, in order. */
+export function titleWords(item: unknown): string[] {
+  return String((item as { title?: unknown } | null)?.title ?? '')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => [...w].length >= 3 && [...w].length <= 200);
+}
+
+/** The title word (titleWords) the most of `items` show, each title counted once; lower-cased first if asked. Undefined when none. */
+export function commonTitleWord(items: unknown[], o: { lowerCase?: boolean } = {}): string | undefined {
+  const counts = new Map<string, number>();
+  for (const item of items) for (const w of new Set(titleWords(item).map((x) => (o.lowerCase ? x.toLowerCase() : x)))) counts.set(w, (counts.get(w) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+}
+
 export function listOf(body: unknown, path: string): unknown[] {
   const v = field(body, path);
   if (!Array.isArray(v)) throw new AssertionViolation(`no list at "${path}" in the body (deployment profile field ${path})`);

@@ -22,6 +22,8 @@ export interface FeedPlace {
   follows?: { param: string; from: () => string };
   /** The requirements whose checks judge whether this place answers 200 at all (its parameter's, paging's, access). */
   dependsOn: string[];
+  /** A listed current value of a free-string filter (its continuation page is a place too). */
+  listed?: true;
 }
 
 /** The rules checked at every place (the stability of an ETag over time stays the per-operation checks'). */
@@ -62,7 +64,7 @@ function parameterPlaces(operationId: string, path: string, p: RuleParameter): F
     dependsOn: [p['x-requirement']!, 'feed-anonymous-access'],
   });
   if (s.enum) return s.enum.map((v) => at(String(v), 'a documented value'));
-  if (s.type === 'string' && s.examples) return s.examples.map((v) => at(String(v), 'a listed current value'));
+  if (s.type === 'string' && s.examples) return s.examples.map((v) => ({ ...at(String(v), 'a listed current value'), listed: true }));
   if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) return [at(String(s.minimum + 1), 'an explicit value')];
   if (s.type === 'string' && s.minLength !== undefined) {
     const place = at('ai'.padEnd(s.minLength, 'i'), 'a search');
@@ -96,7 +98,7 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
       out.push(continuation(`${kebab(operationId)}-continuation`, {}, `${operationId}: a continuation page (${next.param} from the page before)`));
       // A filtered listing's continuation too (the first listed value of a free-string filter): a filter applied on
       // first pages only shows there (the run-wide rules judge the rows of every page the run read).
-      const filtered = mine.find((place) => place.text.endsWith('(a listed current value)'));
+      const filtered = mine.find((place) => place.listed);
       if (filtered)
         out.push(
           continuation(

@@ -28,6 +28,7 @@ import {
   removedSince,
   takeSnapshotCursor,
   targetNow,
+  titleWords,
   walkItems as walk,
   type FeedItem,
   type ItemsPage,
@@ -513,9 +514,7 @@ checkGroup('a search within a category', () => {
       const pick = items
         .map((i) => ({
           category: field(i, cat),
-          word: String(i.title ?? '')
-            .split(/[^\p{L}\p{N}]+/u)
-            .find((w) => [...w].length >= 3 && [...w].length <= 200),
+          word: titleWords(i)[0],
         }))
         .find((x): x is { category: string; word: string } => typeof x.category === 'string' && x.category.trim() !== '' && x.word !== undefined);
       precondition(pick, 'needs an item with a category and a word of three letters or more in its title (mode=all, 7d)');
@@ -551,7 +550,7 @@ checkGroup('the query a listing is given', () => {
       // surrounding whitespace: the two listings must be one (compareLive tells a moving feed from a difference).
       const { res, items } = await broadListing();
       t.cite(res);
-      const word = items.flatMap((i) => String(i.title ?? '').split(/[^\p{L}\p{N}]+/u)).find((w) => [...w].length >= 3 && [...w].length <= 200);
+      const word = items.flatMap((i) => titleWords(i))[0];
       precondition(word, 'needs an item whose title has a word of three letters or more (mode=all, 7d)');
       const ids = (r: HttpResponse) =>
         r.status === 200 ? JSON.stringify(listOf(inputJson(r, `GET ${r.url}`), profile().items.list!).map((i) => idOf(i))) : `status ${r.status}`;

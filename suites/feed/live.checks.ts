@@ -14,6 +14,7 @@ import {
   afterTheWait,
   archiveDate,
   changeOf,
+  commonTitleWord,
   contentOf,
   feedGet,
   firstCursor,
@@ -39,6 +40,7 @@ import { canonical } from '../../src/canonical.js';
 import type { HttpResponse } from '../../src/http.js';
 
 const SNAPSHOT = '/api/v1/selected/snapshot';
+const ITEMS = '/api/v1/items';
 /**
  * The least age at which the run's oldest items cursor is reused: three seconds, so a timer of two whole seconds is
  * seen whatever the phase of the second the cursor was issued in (a realistic delay between two pages). The cursor
@@ -109,11 +111,11 @@ function firstRead(operationId: string): Promise<FirstRead> {
  */
 async function nextPageRead(): Promise<FirstRead> {
   const o = op('listItems');
-  const first = await feedGet('/api/v1/items', { continuation: true });
+  const first = await feedGet(ITEMS, { continuation: true });
   const cursor = first.status === 200 ? field(json(first), profile().items.nextCursor!) : undefined;
   const query = typeof cursor === 'string' ? { cursor } : undefined;
-  const before = query ? await feedGet('/api/v1/items', { query, continuation: true }) : first;
-  return { o, path: '/api/v1/items', query, before, at: Date.now(), issuedBy: first };
+  const before = query ? await feedGet(ITEMS, { query, continuation: true }) : first;
+  return { o, path: ITEMS, query, before, at: Date.now(), issuedBy: first };
 }
 
 /**
@@ -174,7 +176,6 @@ function startWatches(): void {
   searchBefore().catch(() => undefined);
 }
 
-const ITEMS = '/api/v1/items';
 /** A search index may trail the set by this much: a row left the set at least this long before a search is asked. */
 const SEARCH_LAG_MS = 1000;
 /** A search (q) of the selected set as the watches begin, and the changes feed's position just before it. */
@@ -196,12 +197,7 @@ interface SearchBefore {
 function searchBefore(): Promise<SearchBefore | undefined> {
   return once('live-search-before', async () => {
     const wide = await wideCursor();
-    const rows = wide ? (listOf(wide.body, profile().items.list!) as Record<string, unknown>[]) : [];
-    const counts = new Map<string, number>();
-    for (const r of rows)
-      for (const w of new Set(String(r.title ?? '').split(/[^\p{L}\p{N}]+/u)))
-        if ([...w].length >= 3 && [...w].length <= 200) counts.set(w, (counts.get(w) ?? 0) + 1);
-    const word = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+    const word = wide ? commonTitleWord(listOf(wide.body, profile().items.list!)) : undefined;
     if (!word) return undefined;
     const sync = await feedGet(SNAPSHOT, { query: { limit: 1 }, continuation: true });
     const cursor = sync.status === 200 ? field(json(sync), 'cursor') : undefined;
@@ -222,7 +218,7 @@ function searchBefore(): Promise<SearchBefore | undefined> {
 function wideCursor(): Promise<Issued | undefined> {
   return once('live-wide-cursor', async () => {
     const query = { limit: 100 };
-    const res = await feedGet('/api/v1/items', { query, continuation: true });
+    const res = await feedGet(ITEMS, { query, continuation: true });
     const cursor = res.status === 200 ? field(json(res), profile().items.nextCursor!) : undefined;
     if (typeof cursor !== 'string') return undefined;
     return { cursor, at: Date.now(), query, body: json(res), res, source: 'the cursor of a first page of 100, taken as the watches began' };
@@ -271,7 +267,7 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
     let next: unknown;
     for (let k = 0; k < 5; k++) {
       const start = k === 0 ? undefined : (next as string);
-      const all = await feedGet('/api/v1/items', { query: { window: '24h', limit: 100, ...(start ? { cursor: start } : {}) }, continuation: true });
+      const all = await feedGet(ITEMS, { query: { window: '24h', limit: 100, ...(start ? { cursor: start } : {}) }, continuation: true });
       res.push(all);
       if (all.status !== 200) return undefined;
       starts.push(start);
@@ -289,7 +285,7 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
       const k = Math.floor((end + 1) / 100);
       const query = { window: '24h', limit: (end + 1) % 100 || 100 };
       const from = (end + 1) % 100 === 0 ? starts[k - 1] : starts[k];
-      const page = await feedGet('/api/v1/items', { query: from ? { ...query, cursor: from } : query, continuation: true });
+      const page = await feedGet(ITEMS, { query: from ? { ...query, cursor: from } : query, continuation: true });
       res.push(page);
       const cursor = page.status === 200 ? field(json(page), ip.nextCursor!) : undefined;
       const rows = page.status === 200 ? (listOf(json(page), ip.list!) as Record<string, unknown>[]) : [];
@@ -324,7 +320,7 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
       const anchorAt = anchor && effectiveTime(anchor, 'timeline');
       // As for the edge page: on a page out of the timeline order the anchor's place is not known here.
       if (typeof p.cursor === 'string' && anchor && anchorAt !== undefined && timelineOrdered(p.rows)) {
-        const sent = await feedGet('/api/v1/items', { query: { ...p.query, cursor: p.cursor }, continuation: true });
+        const sent = await feedGet(ITEMS, { query: { ...p.query, cursor: p.cursor }, continuation: true });
         res.push(sent);
         issued.inside = { res: sent, anchor: { id: idOf(anchor), at: anchorAt }, page: p.page };
       }
@@ -340,7 +336,7 @@ function edgeCursor(): Promise<EdgeCursor | undefined> {
  */
 async function clockPast(anchorAt: number, t: CheckTools): Promise<number> {
   const clockNow = async () => {
-    const clock = await feedGet('/api/v1/items', { query: { window: '24h', limit: 1 } });
+    const clock = await feedGet(ITEMS, { query: { window: '24h', limit: 1 } });
     t.cite(clock);
     return Date.parse(clock.header('date') ?? '');
   };
@@ -372,7 +368,7 @@ checkGroup('the 24h window edge, across the watches', () => {
         return t.notApplicable(
           `the target did not change during the run: waited ${waited(Date.now() - c.at)} for the anchor ${c.anchor.id} (${new Date(c.anchor.at).toISOString()}) of a window=24h cursor to leave the window by the target's Date`,
         );
-      const res = await feedGet('/api/v1/items', { query: { ...c.query, cursor: c.cursor } });
+      const res = await feedGet(ITEMS, { query: { ...c.query, cursor: c.cursor } });
       t.cite(res);
       t.observe(
         'anchor',
@@ -977,9 +973,9 @@ checkGroup('procedures walked across a change', () => {
       // went in between prove nothing (compared again, three times at most).
       let problem = '';
       for (let attempt = 0; attempt < 3; attempt++) {
-        const before = await feedGet('/api/v1/items', { query: { limit: 100 } });
-        const next = await feedGet('/api/v1/items', { query: { cursor: anchorCursor } });
-        const after = await feedGet('/api/v1/items', { query: { limit: 100 } });
+        const before = await feedGet(ITEMS, { query: { limit: 100 } });
+        const next = await feedGet(ITEMS, { query: { cursor: anchorCursor } });
+        const after = await feedGet(ITEMS, { query: { limit: 100 } });
         t.cite(before, next, after);
         precondition(next.status === 200, `the cursor of the first page answered ${next.status} ${waited(change.waitedMs)} after it was issued`);
         problem = newerThanAnchor(json(first), next) || pageAfterAnchor(p1, ids(next), ids(before), ids(after));
@@ -1305,7 +1301,7 @@ async function reuseLate(t: CheckTools, c: Issued, since: string, notAfter: numb
   const wait = Math.min(c.at + CURSOR_REUSE_MS, notAfter) - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const age = Date.now() - c.at;
-  const res = await feedGet('/api/v1/items', { query: { ...c.query, cursor: c.cursor } });
+  const res = await feedGet(ITEMS, { query: { ...c.query, cursor: c.cursor } });
   t.cite(...(c.res ? [c.res] : []), res);
   t.observe(`cursor (${c.source})`, `reused ${waited(age)} ${since}: a timer longer than that is not seen`);
   if (res.status !== 400 || !/invalid_cursor/.test(res.body)) return;
@@ -1325,7 +1321,7 @@ async function stillListed(t: CheckTools, id: string): Promise<boolean> {
   const ip = profile().items;
   let cursor: unknown;
   for (let i = 0; i < 3; i++) {
-    const res = await feedGet('/api/v1/items', { query: typeof cursor === 'string' ? { limit: 100, cursor } : { limit: 100 } });
+    const res = await feedGet(ITEMS, { query: typeof cursor === 'string' ? { limit: 100, cursor } : { limit: 100 } });
     t.cite(res);
     if (res.status !== 200) return false;
     if (listOf(json(res), ip.list!).some((r) => idOf(r) === id)) return true;

@@ -7,7 +7,7 @@
 import { check, expect, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
 import { defaultContexts, defaultsCheckId, getKey, type DefaultContext } from '../../src/places.js';
 import { field, loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
-import { compareLive, DEFAULTS_REQUIREMENT, feedGet, listOf, once, paramCheckId, PARAMETER_RULE_OPERATIONS, profile } from '../../src/feed.js';
+import { commonTitleWord, compareLive, DEFAULTS_REQUIREMENT, feedGet, listOf, once, paramCheckId, PARAMETER_RULE_OPERATIONS, profile } from '../../src/feed.js';
 import {
   boundaries,
   invalidEnumValues,
@@ -66,17 +66,7 @@ function expectRejected(res: HttpResponse, value: unknown): void {
 async function commonWord(path: string, listPath: string): Promise<string | undefined> {
   const plain = await once(getKey(path), () => feedGet(path));
   if (plain.status !== 200) return undefined;
-  const counts = new Map<string, number>();
-  for (const e of listOf(listingJson(plain), listPath) as Record<string, unknown>[]) {
-    const words = new Set(
-      String(e?.title ?? '')
-        .toLowerCase()
-        .split(/[^\p{L}\p{N}]+/u)
-        .filter((w) => [...w].length >= 3 && [...w].length <= 200),
-    );
-    for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
-  }
-  return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  return commonTitleWord(listOf(listingJson(plain), listPath), { lowerCase: true });
 }
 
 /**

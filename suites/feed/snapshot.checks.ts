@@ -201,14 +201,25 @@ describe.sequential('the snapshot procedure', () => {
       );
       // The set may change between the walks: items the change feed names since the first walk's cursor are
       // excepted (read as far as it can be read: the change feed's own rules are other checks' business).
+      const inA = new Set(a.ids);
+      const others = [[b, `limit=${b.limit}`], ...(m?.complete ? [[m, 'fields=minimal'] as const] : [])] as const;
+      const apart = others.map(([other, label]) => {
+        const inOther = new Set(other.ids);
+        return { label, onlyA: a.ids.filter((id) => !inOther.has(id)), onlyOther: other.ids.filter((id) => !inA.has(id)) };
+      });
       let moved: Set<string> | undefined;
-      const changedSince = async (wanted: string[]) => {
+      const changedSince = async () => {
         if (moved) return moved;
         moved = new Set<string>();
         try {
           // Up to thirty pages, stopping once every item in question is named: a live feed (the living reference's bulk
           // edits) fills many pages while a loaded machine walks the set three times.
-          const since = await changesAfter(a.cursor, 30, undefined, wanted);
+          const since = await changesAfter(
+            a.cursor,
+            30,
+            undefined,
+            apart.flatMap((d) => [...d.onlyA, ...d.onlyOther]),
+          );
           t.cite(...since.res);
           for (const c of since.changes) moved.add(c.id);
         } catch {
@@ -216,18 +227,10 @@ describe.sequential('the snapshot procedure', () => {
         }
         return moved;
       };
-      const inA = new Set(a.ids);
-      const others = [[b, `limit=${b.limit}`], ...(m?.complete ? [[m, 'fields=minimal'] as const] : [])] as const;
-      const apart = others.flatMap(([other]) => {
-        const inOther = new Set(other.ids);
-        return [...a.ids.filter((id) => !inOther.has(id)), ...other.ids.filter((id) => !inA.has(id))];
-      });
-      for (const [other, label] of others) {
-        const inOther = new Set(other.ids);
-        let onlyA = a.ids.filter((id) => !inOther.has(id));
-        let onlyOther = other.ids.filter((id) => !inA.has(id));
+      for (const { label, ...d } of apart) {
+        let { onlyA, onlyOther } = d;
         if (onlyA.length || onlyOther.length) {
-          const changed = await changedSince(apart);
+          const changed = await changedSince();
           onlyA = onlyA.filter((id) => !changed.has(id));
           onlyOther = onlyOther.filter((id) => !changed.has(id));
         }
