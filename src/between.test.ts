@@ -17,6 +17,7 @@ import {
   smallSnapshotPagesHaveMore,
   snapshotWalkFields,
   noStaleHead,
+  replacedVersionForCurrent,
   viewLacks,
   type Seen,
 } from './between.js';
@@ -375,5 +376,39 @@ describe('changesCursorMoves: an answer listing changes hands out a cursor past 
   it('does not judge an answer from a cache', () => {
     const cached = { ...seen('/api/v1/selected/changes?cursor=c1', { body: { cursor: 'c1', changes: [change] } }), cached: true };
     expect(changesCursorMoves([cached], P).judged).toBe(0);
+  });
+});
+
+describe('replacedVersionForCurrent: a conditional GET naming the current version is not answered with one it replaced', () => {
+  const path = '/api/v1/stories/st-1';
+  /** An answer of the story with ETag `etag` (a 200, or a 304 when status says so), sent with If-None-Match `asked`. */
+  const answer = (etag: string, o: { status?: number; asked?: string; date?: string } = {}) => {
+    const s = seen(path, { status: o.status ?? 200 });
+    s.etag = etag;
+    s.x.requestHeaders = o.asked ? { 'if-none-match': o.asked } : {};
+    s.x.responseHeaders = { etag, ...(o.date ? { date: o.date } : {}) };
+    return s;
+  };
+  it('names a 200 with the replaced version between two answers showing the current one', () => {
+    const r = replacedVersionForCurrent([answer('"a"'), answer('"b"'), answer('"a"', { asked: '"b"' }), answer('"b"', { status: 304, asked: '"b"' })]);
+    expect(r.judged).toBe(1);
+    expect(r.bad).toHaveLength(1);
+    expect(r.bad[0]).toContain('the version');
+  });
+  it('finds nothing when the answer after it shows another version (the resource moved on), or a 304 answers', () => {
+    expect(replacedVersionForCurrent([answer('"a"'), answer('"b"'), answer('"a"', { asked: '"b"' }), answer('"c"')]).bad).toEqual([]);
+    expect(replacedVersionForCurrent([answer('"a"'), answer('"b"'), answer('"b"', { status: 304, asked: '"b"' }), answer('"b"')])).toEqual({
+      judged: 1,
+      bad: [],
+    });
+  });
+  it('does not judge a copy dated before the answer that showed the current version (a cache without Age)', () => {
+    const r = replacedVersionForCurrent([
+      answer('"a"', { date: 'Sun, 29 Nov 2026 04:00:00 GMT' }),
+      answer('"b"', { date: 'Sun, 29 Nov 2026 04:00:05 GMT' }),
+      answer('"a"', { asked: '"b"', date: 'Sun, 29 Nov 2026 04:00:00 GMT' }),
+      answer('"b"', { date: 'Sun, 29 Nov 2026 04:00:06 GMT' }),
+    ]);
+    expect(r.bad).toEqual([]);
   });
 });

@@ -291,6 +291,44 @@ export function noStaleNotModified(seen: Seen[]): Judged {
 }
 
 /**
+ * No conditional GET naming a resource's current version is answered 200 with a version that one had replaced, while
+ * the answers around it show the current one (feed-conditional-304: an unchanged resource answers 304): A replaced by
+ * B (an answer with B sent after one with A had come in), the request sent with If-None-Match: B after B's answer came
+ * in, answered 200 with A's ETag, and the URL's next answer (a 200, or a 304 to If-None-Match: B) showing B again. A
+ * replica or a cache behind the primary answers so; a resource that really went back to A and forward to B again
+ * between two requests is not told apart, and is improbable. Answers with Age, or dated before the answer that showed
+ * B, are not judged (a cache's older copy).
+ */
+export function replacedVersionForCurrent(seen: Seen[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const list of validatedByUrl(seen)) {
+    const mine = list.filter((s) => !s.cached && s.x.method === 'GET');
+    /** The ETag an answer shows: a 200's own, a 304's the one it confirmed. */
+    const shows = (s: Seen) => (s.status === 200 ? s.etag : s.x.requestHeaders['if-none-match']);
+    for (const v of mine) {
+      const asked = v.x.requestHeaders['if-none-match'];
+      if (!asked || asked.includes(',') || asked.trim() === '*') continue;
+      // Judged: a conditional request naming the version the URL's last answer before it showed, with an answer after it.
+      const current = mine.filter((s) => s !== v && s.received <= v.sent).pop();
+      const next = mine.find((s) => s.sent >= v.received);
+      if (!current || !next || !weakMatch(shows(current) ?? '', asked)) continue;
+      judged++;
+      if (v.status !== 200 || weakMatch(v.etag!, asked) || !weakMatch(shows(next) ?? '', asked)) continue;
+      // v's version had been shown, then replaced by the one asked about.
+      const old = mine.find((a) => a.status === 200 && weakMatch(a.etag!, v.etag!) && a.received <= v.sent);
+      const replacedBy = old && mine.find((b) => b.sent >= old.received && b.received <= v.sent && weakMatch(shows(b) ?? '', asked));
+      // An answer dated before the one that replaced its version is an older copy a cache without Age kept: not judged.
+      if (replacedBy && !datedBefore(v, replacedBy))
+        bad.push(
+          `${at(v)} answered If-None-Match: ${asked} with ETag ${v.etag}, the version ${at(replacedBy)} had replaced; ${at(current)} before it and ${at(next)} after it showed ${asked}`,
+        );
+    }
+  }
+  return { judged, bad };
+}
+
+/**
  * No HEAD 200 carries an ETag its URL's GETs had already replaced (feed-changed-resource-200: a changed resource
  * answers 200 with a new ETag; HEAD is GET without the body, whose header fields RFC 9110 9.3.2 says should be the
  * same): the HEAD is judged between two GET 200s of its URL, the one received last before it was sent and the first

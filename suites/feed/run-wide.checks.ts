@@ -45,6 +45,7 @@ import {
   longestUnchanged,
   movedUrls,
   noStaleNotModified,
+  replacedVersionForCurrent,
   noStaleHead,
   itemTitlesGoBack,
   sameDirectives,
@@ -1388,6 +1389,24 @@ describe.sequential('between two exchanges of the run: validators', () => {
     async (t) => {
       t.cite(...(await lateLook()).res);
       judge(t, noStaleNotModified(runSeen()), 'no 304 of the run followed a 200 of its URL', '304s answered an ETag their URL had already replaced');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-current-etag-not-answered-with-replaced',
+      title:
+        'no conditional GET naming the version its URL showed before and after it is answered 200 with a version that one had replaced (a replica or cache behind)',
+      requirements: ['feed-conditional-304'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        replacedVersionForCurrent(runSeen()),
+        'no conditional request of the run named the version its URL last showed, with an answer of that URL after it',
+        'conditional requests naming the current version were answered 200 with a version it had replaced',
+      );
     },
   );
 
