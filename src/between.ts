@@ -297,7 +297,8 @@ export function noStaleNotModified(seen: Seen[]): Judged {
  * in, answered 200 with A's ETag, and the URL's next answer (a 200, or a 304 to If-None-Match: B) showing B again. A
  * replica or a cache behind the primary answers so; a resource that really went back to A and forward to B again
  * between two requests is not told apart, and is improbable. Answers with Age, or dated before the answer that showed
- * B, are not judged (a cache's older copy).
+ * B, are not judged (a cache's older copy); answers are compared only with those asked with the same Accept-Encoding
+ * (a proxy may tag each coding apart).
  */
 export function replacedVersionForCurrent(seen: Seen[]): Judged {
   const bad: string[] = [];
@@ -309,15 +310,17 @@ export function replacedVersionForCurrent(seen: Seen[]): Judged {
     for (const v of mine) {
       const asked = v.x.requestHeaders['if-none-match'];
       if (!asked || asked.includes(',') || asked.trim() === '*') continue;
+      // Answers asked with the same Accept-Encoding only: a proxy may tag each coding apart (a suffixed ETag).
+      const peers = mine.filter((s) => (s.x.requestHeaders['accept-encoding'] ?? '') === (v.x.requestHeaders['accept-encoding'] ?? ''));
       // Judged: a conditional request naming the version the URL's last answer before it showed, with an answer after it.
-      const current = mine.filter((s) => s !== v && s.received <= v.sent).pop();
-      const next = mine.find((s) => s.sent >= v.received);
+      const current = peers.filter((s) => s !== v && s.received <= v.sent).pop();
+      const next = peers.find((s) => s.sent >= v.received);
       if (!current || !next || !weakMatch(shows(current) ?? '', asked)) continue;
       judged++;
       if (v.status !== 200 || weakMatch(v.etag!, asked) || !weakMatch(shows(next) ?? '', asked)) continue;
       // v's version had been shown, then replaced by the one asked about.
-      const old = mine.find((a) => a.status === 200 && weakMatch(a.etag!, v.etag!) && a.received <= v.sent);
-      const replacedBy = old && mine.find((b) => b.sent >= old.received && b.received <= v.sent && weakMatch(shows(b) ?? '', asked));
+      const old = peers.find((a) => a.status === 200 && weakMatch(a.etag!, v.etag!) && a.received <= v.sent);
+      const replacedBy = old && peers.find((b) => b.sent >= old.received && b.received <= v.sent && weakMatch(shows(b) ?? '', asked));
       // An answer dated before the one that replaced its version is an older copy a cache without Age kept: not judged.
       if (replacedBy && !datedBefore(v, replacedBy))
         bad.push(
