@@ -17,6 +17,9 @@ import { field } from './spec.js';
 import { canonical } from './canonical.js';
 import { CLOCK_TOLERANCE_MS, effectiveTime, instant, WINDOW_MS } from './feed.js';
 
+/** The items listing's path, as the run's answers carry it (Seen.path). */
+const ITEMS = '/api/v1/items';
+
 /** One answer of the run from a documented operation, as the rules here read it. */
 export interface Seen {
   x: Exchange;
@@ -303,15 +306,19 @@ export function noStaleNotModified(seen: Seen[]): Judged {
 export function replacedVersionForCurrent(seen: Seen[]): Judged {
   const bad: string[] = [];
   let judged = 0;
-  for (const list of validatedByUrl(seen)) {
-    const mine = list.filter((s) => !s.cached && s.x.method === 'GET');
-    /** The ETag an answer shows: a 200's own, a 304's the one it confirmed. */
-    const shows = (s: Seen) => (s.status === 200 ? s.etag : s.x.requestHeaders['if-none-match']);
-    for (const v of mine) {
+  /** The ETag an answer shows: a 200's own, a 304's the one it confirmed. */
+  const shows = (s: Seen) => (s.status === 200 ? s.etag : s.x.requestHeaders['if-none-match']);
+  // Per URL and Accept-Encoding: a proxy may tag each coding apart (a suffixed ETag).
+  const byCoding = new Map<string, Seen[]>();
+  for (const list of validatedByUrl(seen))
+    for (const s of list.filter((x) => !x.cached && x.x.method === 'GET')) {
+      const k = `${s.key} ${s.x.requestHeaders['accept-encoding'] ?? ''}`;
+      byCoding.set(k, [...(byCoding.get(k) ?? []), s]);
+    }
+  for (const peers of byCoding.values()) {
+    for (const v of peers) {
       const asked = v.x.requestHeaders['if-none-match'];
       if (!asked || asked.includes(',') || asked.trim() === '*') continue;
-      // Answers asked with the same Accept-Encoding only: a proxy may tag each coding apart (a suffixed ETag).
-      const peers = mine.filter((s) => (s.x.requestHeaders['accept-encoding'] ?? '') === (v.x.requestHeaders['accept-encoding'] ?? ''));
       // Judged: a conditional request naming the version the URL's last answer before it showed, with an answer after it.
       const current = peers.filter((s) => s !== v && s.received <= v.sent).pop();
       const next = peers.find((s) => s.sent >= v.received);
@@ -466,7 +473,7 @@ export function hotTopicsTen(seen: Seen[], listPath: string): Judged {
 /** The item records a 200 holds, by operation: items and snapshot pages, and each upsert's image on a changes page. */
 export function itemsOf(s: Seen, p: { items: string; snapshot: string; changes: string; changeItem: string }): Record<string, unknown>[] {
   const list =
-    s.path === '/api/v1/items'
+    s.path === ITEMS
       ? field(s.body, p.items)
       : s.path === '/api/v1/selected/snapshot'
         ? field(s.body, p.snapshot)
@@ -807,7 +814,7 @@ export function rowsInWindow(seen: Seen[], by: 'timeline' | 'published', p: { li
   // The origin's own 200s (an error may come from an edge in front of it, a cached answer carries Age).
   const dated = seen.filter((d) => d.status === 200 && d.x.responseHeaders?.['age'] === undefined && dateOf(d) !== undefined);
   for (const s of seen) {
-    if (s.path !== '/api/v1/items' || s.status !== 200 || s.body === undefined || s.x.responseHeaders?.['age'] !== undefined) continue;
+    if (s.path !== ITEMS || s.status !== 200 || s.body === undefined || s.x.responseHeaders?.['age'] !== undefined) continue;
     const q = new URL(s.x.url).searchParams;
     const span = WINDOWS[q.get('window') ?? '7d'];
     const list = field(s.body, p.list);
@@ -1014,7 +1021,7 @@ export function snapshotWalkFields(seen: Seen[], o: { list: (body: unknown) => u
  * `code` reads a refusal's problem code; `list` and `next` read a page.
  */
 export function refusedCursorsStayRefused(seen: Seen[], o: { code: (s: Seen) => unknown; list: (body: unknown) => unknown[]; next: string }): Judged {
-  const items = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && !s.cached);
+  const items = seen.filter((s) => s.path === ITEMS && s.x.method === 'GET' && !s.cached);
   /** The timeline time of each cursor's anchor: the last row of the page that gave it. */
   const anchorAt = new Map<string, number>();
   // A page longer than the recorder keeps is read from its outline, which keeps each list's last entry.
@@ -1062,7 +1069,7 @@ export function refusedCursorsStayRefused(seen: Seen[], o: { code: (s: Seen) => 
  */
 export function cursorPagesLeadOn(seen: Seen[], o: { list: string; id: (item: unknown) => string; next: string }): Judged {
   // A page longer than the recorder keeps is read from its row index (ids and times) and its outline (its cursor).
-  const of = seen.filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && listRows(s, o.list) !== undefined);
+  const of = seen.filter((s) => s.path === ITEMS && s.x.method === 'GET' && s.status === 200 && listRows(s, o.list) !== undefined);
   type By = 'timeline' | 'published';
   /** The rows of the pages that handed out each cursor (with their sort times), the anchor's time, the first such page, and the walk's order. */
   const issued = new Map<
@@ -1276,7 +1283,7 @@ function itemsFilter(s: Seen, issuedBy?: Map<string, string>): { mode: string; c
 }
 
 /** The items pages of the run that answered a GET with 200. */
-const itemsPages = (seen: Seen[]): Seen[] => seen.filter((x) => x.path === '/api/v1/items' && x.x.method === 'GET' && x.status === 200);
+const itemsPages = (seen: Seen[]): Seen[] => seen.filter((x) => x.path === ITEMS && x.x.method === 'GET' && x.status === 200);
 
 /** Each items cursor a page of the run gave, with the filter (mode, category) that page was asked with. */
 function cursorFilters(seen: Seen[], next: string): Map<string, string> {
@@ -1397,7 +1404,7 @@ type Listing = NonNullable<ReturnType<typeof listingOf>>;
  */
 export function filteredPagesComplete(seen: Seen[], o: { kind: 'window' | 'mode'; list: string; id: string; hasMore: string; changed: Set<string> }): Judged {
   const pages = seen
-    .filter((s) => s.path === '/api/v1/items' && s.x.method === 'GET' && s.status === 200 && !s.cached && listRows(s, o.list) !== undefined)
+    .filter((s) => s.path === ITEMS && s.x.method === 'GET' && s.status === 200 && !s.cached && listRows(s, o.list) !== undefined)
     .map((s) => ({ s, l: listingOf(s) }))
     .filter((p): p is { s: Seen; l: Listing } => p.l !== undefined);
   const judgedPage = (l: Listing) => (o.kind === 'mode' ? l.mode === 'all' : l.window === '24h');
