@@ -3,10 +3,11 @@
  * (story ids, daily dates, snapshot cursors) from the target's own answers. Nothing is guessed: a check whose
  * input cannot be discovered ends as a setup error.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { http, once, runContext, serviceUrl } from './context.js';
 import { clientRules, field, kebab } from './spec.js';
-import type { HttpResponse, SendOptions } from './http.js';
-import { AssertionViolation, PreconditionFailed, jsonBody } from './harness.js';
+import { attributeHere, type HttpResponse, type SendOptions } from './http.js';
+import { AssertionViolation, NotConfigured, PreconditionFailed, jsonBody } from './harness.js';
 
 const rules = clientRules('feed');
 
@@ -20,13 +21,53 @@ export function feedUrl(path: string): string {
  * resolved (a redirect's Location, resolved against the request URL). A request that carries a cursor (the items
  * listing's, or the changes feed's) is a continuation: it goes before requests not sent yet (SendOptions.continuation).
  */
-export function feedGet(path: string | URL, o: Omit<SendOptions, 'rules' | 'service'> = {}): Promise<HttpResponse> {
+export function feedGet(path: string | URL, o: Omit<SendOptions, 'rules' | 'service'> & { again?: boolean } = {}): Promise<HttpResponse> {
+  const { again = readingAgainScope.getStore() === true, ...send } = o;
+  if (again) {
+    if (readAgain.sent >= READ_AGAIN_AT_MOST) return Promise.reject(new NotConfigured(READ_AGAIN_SPENT, 'not applicable'));
+    readAgain.sent++;
+  }
   const cursorParams = ['cursor', runContext().profile.feed.changes.cursorParam];
-  const continuation = o.continuation ?? Object.keys(o.query ?? {}).some((k) => cursorParams.includes(k));
-  return http().send(typeof path === 'string' ? feedUrl(path) : path.href, { ...o, rules, service: 'feed', continuation });
+  const continuation = send.continuation ?? Object.keys(send.query ?? {}).some((k) => cursorParams.includes(k));
+  return http().send(typeof path === 'string' ? feedUrl(path) : path.href, { ...send, rules, service: 'feed', continuation });
 }
 
+/** The remote budget (README): a full run sends at most this many feed requests. */
+export const FEED_BUDGET = 600;
+/**
+ * The requests a run sends only because the target moved while a check read it (`again`: a comparison tried again,
+ * a revalidation or a walk begun again after the content moved on): at most this many in a run. A run of the
+ * zero-config reference sends about 530 feed requests with none of them, and the live checks follow up what changed
+ * (about 50 more over the living reference): with these, a target that changes faster than a run reads it stays
+ * about at the remote budget. A check that needs one more is then not applicable (READ_AGAIN_SPENT): the
+ * target moved more often than the budget lets the suite look again, never a failure.
+ */
+export const READ_AGAIN_AT_MOST = 25;
+const readAgain = { sent: 0 };
+export const READ_AGAIN_SPENT = `the target kept moving while this was read, and the run's ${READ_AGAIN_AT_MOST} requests for reading again (the remote budget of ${FEED_BUDGET} feed requests) were spent`;
+/** The run's requests sent to read again so far (for the report). */
+export const readAgainSent = (): number => readAgain.sent;
+const readingAgainScope = new AsyncLocalStorage<boolean>();
+/** Run `f` with each feed request it sends counted as reading again (READ_AGAIN_AT_MOST); `when` false: as it is. */
+export const readingAgain = <T>(when: boolean, f: () => Promise<T>): Promise<T> => (when ? readingAgainScope.run(true, f) : f());
+
 export { once };
+
+/** The once key of a plain GET of `path` with `query` (sharedGet). */
+const getKey = (path: string, query: Record<string, string> = {}): string =>
+  `plain:${path}${Object.keys(query).length ? `?${new URLSearchParams(query).toString()}` : ''}`;
+
+/**
+ * A plain GET (no validator, no other header) whose one answer every check that judges only that answer shares: the
+ * places' first requests, the parameter rules' accepted values, the default checks' contexts. Asked once per run
+ * (the remote budget), and attributed as evidence to each check that reads it. Checks that watch a resource change,
+ * or compare two answers asked one after the other, send their own requests.
+ */
+export async function sharedGet(path: string, query: Record<string, string> = {}): Promise<HttpResponse> {
+  const res = await once(getKey(path, query), () => feedGet(path, Object.keys(query).length ? { query } : {}));
+  attributeHere(res);
+  return res;
+}
 
 function lastSegment(url: string): string | undefined {
   try {
@@ -126,7 +167,8 @@ export interface ChangesRead {
  * `maxPages`. Each answer goes to `accept` first, which judges its status as its check does (it may end the check,
  * or return false to stop the reading there); an accepted answer's body is read by `parse` (a body read only to
  * discover something is discoveryJson's, undefined when not JSON). `enough`, asked after each page, ends the reading
- * before the feed's end when the reader has what it came for.
+ * before the feed's end when the reader has what it came for. Pages from `againFrom` (0-based) on read a backlog that
+ * grew because the feed kept changing: they read again (feedGet's `again`, bounded per run).
  */
 export async function readChanges(
   cursor: string,
@@ -135,11 +177,15 @@ export async function readChanges(
   parse: (res: HttpResponse) => unknown = discoveryJson,
   enough: () => boolean = () => false,
   firstRes?: HttpResponse,
+  againFrom = Number.POSITIVE_INFINITY,
 ): Promise<ChangesRead> {
   const p = profile().changes;
   const read: ChangesRead = { res: [], bodies: [], cursor, complete: false };
   for (let i = 0; i < maxPages; i++) {
-    const r = i === 0 && firstRes ? firstRes : await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor } });
+    const r =
+      i === 0 && firstRes
+        ? firstRes
+        : await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor }, ...(i >= againFrom ? { again: true } : {}) });
     read.res.push(r);
     if (!accept(r, i)) break;
     const body = parse(r);
@@ -179,6 +225,9 @@ export async function removedSince(cursor: string, wanted: readonly string[] = [
       return body;
     },
     () => wanted.length > 0 && wanted.every((id) => ids.has(id)),
+    undefined,
+    // A third page and after: a backlog that grew because the feed kept changing (reading again, bounded per run).
+    2,
   );
   return { ids, res: read.res, complete: read.complete };
 }
@@ -243,8 +292,8 @@ export const datedWellBefore = (date: string | undefined, readAt: number): boole
  * 3); then it is undecided ('moving').
  */
 export async function compareLive(
-  a: (o: { continuation: boolean }) => Promise<HttpResponse>,
-  b: (o: { continuation: boolean }) => Promise<HttpResponse>,
+  a: (o: { continuation: boolean; again?: boolean }) => Promise<HttpResponse>,
+  b: (o: { continuation: boolean; again?: boolean }) => Promise<HttpResponse>,
   key: (res: HttpResponse) => string,
   o: { tries?: number; firstA?: HttpResponse } = {},
 ): Promise<{ outcome: 'same' | 'different' | 'moving'; first: HttpResponse; second: HttpResponse; responses: HttpResponse[] }> {
@@ -253,18 +302,20 @@ export async function compareLive(
   for (let attempt = 0; ; attempt++) {
     // A first `a` taken earlier in the run may stand in for the first one: it can only be older, and the third
     // request shows whether the feed moved since.
-    const first = attempt === 0 && o.firstA ? o.firstA : await a({ continuation: attempt > 0 });
-    const second = await b({ continuation: true });
+    // A try after the first is sent only because the feed moved: it reads again (feedGet's `again`, bounded per run).
+    const later = attempt > 0;
+    const first = attempt === 0 && o.firstA ? o.firstA : await a({ continuation: later, again: later });
+    const second = await b({ continuation: true, again: later });
     responses.push(first, second);
     if (key(first) === key(second)) return { outcome: 'same', first, second, responses };
-    const again = await a({ continuation: true });
+    const again = await a({ continuation: true, again: later });
     responses.push(again);
     if (key(again) === key(second)) return { outcome: 'same', first: again, second, responses };
     // Nothing moved, unless a cache answered: a stored answer may be older than `b`'s fresh one (Age above 0). A live
     // feed may also undo a change at once (a row deselected and selected again an instant later): `b` is asked once
     // more, and differs only when it answers as it did.
     if (key(again) === key(first) && ![first, second, again].some(fromCache)) {
-      const twice = await b({ continuation: true });
+      const twice = await b({ continuation: true, again: later });
       responses.push(twice);
       if (key(twice) === key(second) && !fromCache(twice)) return { outcome: 'different', first, second, responses };
       if (key(twice) === key(again)) return { outcome: 'same', first: again, second: twice, responses };

@@ -198,7 +198,7 @@ export function check(spec: CheckSpec, body: (t: CheckTools) => Promise<void>): 
     let error: unknown;
     try {
       // Checks run concurrently: the exchanges a check causes are attributed to it through its async context.
-      await inCheck({ check: spec.id, record: (ex) => exchanges.push(ex) }, () => body(tools));
+      await inCheck({ check: spec.id, record: (ex) => void (exchanges.includes(ex) || exchanges.push(ex)) }, () => body(tools));
     } catch (err) {
       verdict = classify(err, level);
       error = verdict === 'failed' || verdict === 'warning' ? asFinding(err, reqs, exchanges) : err;

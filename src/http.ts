@@ -372,6 +372,12 @@ export function inCheck<T>(scope: CheckScope, f: () => Promise<T>): Promise<T> {
   return checkScopes.run(scope, f);
 }
 
+/** Attribute exchanges an earlier request made (an answer shared between checks) to the check running now, if any. */
+export function attributeHere(...responses: { attempts: Exchange[] }[]): void {
+  const scope = checkScopes.getStore();
+  if (scope) for (const r of responses) for (const ex of r.attempts) scope.record(ex);
+}
+
 export class HttpClient {
   readonly opts: HttpClientOptions;
   private readonly agent: Agent;

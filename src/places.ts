@@ -124,10 +124,6 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
 /** The check of every default of an operation under one context parameter (parameters.checks.ts; facets). */
 export const defaultsCheckId = (operationId: string, context: string): string => `feed-param-${kebab(operationId)}-defaults-with-${context}`;
 
-/** The once key of a GET of `path` with `query`: the places' first requests and the default checks' contexts share it. */
-export const getKey = (path: string, query: Record<string, string> = {}): string =>
-  `plain:${path}${Object.keys(query).length ? `?${new URLSearchParams(query).toString()}` : ''}`;
-
 /** The continuation value a first page gives, or undefined (its body not JSON, or no next page). */
 export function nextOf(place: FeedPlace, body: string): string | undefined {
   try {

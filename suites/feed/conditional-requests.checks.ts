@@ -99,7 +99,7 @@ function revalidation(op: FeedOperation, p: Probe): Promise<Revalidation> {
       }
       if (extra >= EXTRA_REVALIDATIONS + PATIENT_TRIES) return out;
       if (extra === EXTRA_REVALIDATIONS) await pause(PATIENT_PAUSE_MS);
-      step = { sent: next, from: step.res, res: await feedGet(path, { query, headers: { 'if-none-match': next }, continuation: true }) };
+      step = { sent: next, from: step.res, res: await feedGet(path, { query, headers: { 'if-none-match': next }, continuation: true, again: true }) };
     }
   });
 }
@@ -298,7 +298,7 @@ checkGroup('If-None-Match is read as HTTP defines it', () => {
           for (let attempt = 0; ; attempt++) {
             const sent = value(current);
             // At once after the answer that gave the current ETag: on a live feed, the content rarely moves in between.
-            const res = await feedGet(path, { query, headers: { 'if-none-match': sent }, continuation: true });
+            const res = await feedGet(path, { query, headers: { 'if-none-match': sent }, continuation: true, again: attempt > 0 });
             if (res.status === 304) break;
             const tag = res.header('etag');
             if (res.status === 200 && tag && !weakMatch(tag, current) && attempt < EXTRA_REVALIDATIONS) {

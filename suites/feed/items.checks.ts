@@ -4,7 +4,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AssertionViolation, check, expect, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
-import { getKey } from '../../src/places.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import {
   CLOCK_TOLERANCE_MS,
@@ -26,6 +25,7 @@ import {
   problemCode,
   profile,
   removedSince,
+  sharedGet,
   takeSnapshotCursor,
   targetNow,
   titleWords,
@@ -656,7 +656,7 @@ checkGroup('cursor rejection', () => {
     async (t) => {
       // With the validator the plain listing gave (a client always sends If-None-Match, and a poller of the listing holds
       // that one): a refused cursor has no representation a 304 could confirm (RFC 9110 13.2.1).
-      const plain = await once(getKey('/api/v1/items'), () => feedGet('/api/v1/items'));
+      const plain = await sharedGet('/api/v1/items');
       const etag = plain.header('etag');
       if (etag) t.observe('asked', `with If-None-Match: ${etag} (the plain listing's ETag)`);
       expectInvalidCursor(

@@ -7,9 +7,9 @@
  * so a body after a 304 shows).
  */
 import { check, expect, fail, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
-import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, idOf, listOf, once, profile } from '../../src/feed.js';
+import { FEED_OPERATIONS, MAY_BE_ABSENT, feedGet, feedUrl, idOf, listOf, once, profile, sharedGet } from '../../src/feed.js';
 import { ENTITY_TAG, sMaxAge, weakMatch } from '../../src/caching.js';
-import { AGAIN_REQUIREMENT, againCheckId, feedPlaces, getKey, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
+import { AGAIN_REQUIREMENT, againCheckId, feedPlaces, nextOf, placeCheckId, placeRequirement, type FeedPlace } from '../../src/places.js';
 import { rawGet } from '../../src/raw-http.js';
 import { http } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -71,7 +71,7 @@ function probe(place: FeedPlace): Promise<PlaceProbe & { evidence: HttpResponse[
     // A GET place's first request is the default checks' context request too (the same query, asked once).
     const first =
       place.method === 'GET' && !place.follows
-        ? await once(getKey(path, query), () => feedGet(path, { query }))
+        ? await sharedGet(path, query)
         : await feedGet(path, { query, method: place.method, continuation: evidence.length > 0 });
     evidence.push(first);
     let etag = first.header('etag');
