@@ -35,18 +35,16 @@ export function feedGet(path: string | URL, o: Omit<SendOptions, 'rules' | 'serv
 /** The remote budget (README): a full run sends at most this many feed requests. */
 export const FEED_BUDGET = 600;
 /**
- * The requests a run sends only because the target moved while a check read it (`again`: a comparison tried again,
- * a revalidation or a walk begun again after the content moved on): at most this many in a run. A run of the
- * zero-config reference sends about 530 feed requests with none of them, and the live checks follow up what changed
- * (about 50 more over the living reference): with these, a target that changes faster than a run reads it stays
- * about at the remote budget. A check that needs one more is then not applicable (READ_AGAIN_SPENT): the
- * target moved more often than the budget lets the suite look again, never a failure.
+ * The requests a run sends only because the target moved while a check read it (`again`: a comparison or a
+ * revalidation tried again, a mirror compared again, a page after arrivals asked again, a changes feed read a third
+ * time to catch up): at most this many in a run, so that what a check reads again does not grow with how often the
+ * target changes during the run. A check that needs one more is then not applicable (READ_AGAIN_SPENT): the target
+ * moved more often than the budget lets the suite look again, never a failure. (A changes backlog is read to its end,
+ * ten pages at most per read: the procedure itself, not a look again.)
  */
-export const READ_AGAIN_AT_MOST = 25;
+export const READ_AGAIN_AT_MOST = 40;
 const readAgain = { sent: 0 };
 export const READ_AGAIN_SPENT = `the target kept moving while this was read, and the run's ${READ_AGAIN_AT_MOST} requests for reading again (the remote budget of ${FEED_BUDGET} feed requests) were spent`;
-/** The run's requests sent to read again so far (for the report). */
-export const readAgainSent = (): number => readAgain.sent;
 const readingAgainScope = new AsyncLocalStorage<boolean>();
 /** Run `f` with each feed request it sends counted as reading again (READ_AGAIN_AT_MOST); `when` false: as it is. */
 export const readingAgain = <T>(when: boolean, f: () => Promise<T>): Promise<T> => (when ? readingAgainScope.run(true, f) : f());
@@ -167,8 +165,7 @@ export interface ChangesRead {
  * `maxPages`. Each answer goes to `accept` first, which judges its status as its check does (it may end the check,
  * or return false to stop the reading there); an accepted answer's body is read by `parse` (a body read only to
  * discover something is discoveryJson's, undefined when not JSON). `enough`, asked after each page, ends the reading
- * before the feed's end when the reader has what it came for. Pages from `againFrom` (0-based) on read a backlog that
- * grew because the feed kept changing: they read again (feedGet's `again`, bounded per run).
+ * before the feed's end when the reader has what it came for.
  */
 export async function readChanges(
   cursor: string,
@@ -177,15 +174,11 @@ export async function readChanges(
   parse: (res: HttpResponse) => unknown = discoveryJson,
   enough: () => boolean = () => false,
   firstRes?: HttpResponse,
-  againFrom = Number.POSITIVE_INFINITY,
 ): Promise<ChangesRead> {
   const p = profile().changes;
   const read: ChangesRead = { res: [], bodies: [], cursor, complete: false };
   for (let i = 0; i < maxPages; i++) {
-    const r =
-      i === 0 && firstRes
-        ? firstRes
-        : await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor }, ...(i >= againFrom ? { again: true } : {}) });
+    const r = i === 0 && firstRes ? firstRes : await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor } });
     read.res.push(r);
     if (!accept(r, i)) break;
     const body = parse(r);
@@ -225,9 +218,6 @@ export async function removedSince(cursor: string, wanted: readonly string[] = [
       return body;
     },
     () => wanted.length > 0 && wanted.every((id) => ids.has(id)),
-    undefined,
-    // A third page and after: a backlog that grew because the feed kept changing (reading again, bounded per run).
-    2,
   );
   return { ids, res: read.res, complete: read.complete };
 }

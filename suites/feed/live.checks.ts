@@ -720,8 +720,6 @@ async function applyChanges(mirror: Map<string, string>, cursor: string, first?:
     json,
     undefined,
     first,
-    // A third page and after: the changes kept coming while the mirror read them (reading again, bounded per run).
-    2,
   );
   const named = new Set<string>();
   for (const ch of read.bodies.flatMap((body) => listOf(body, profile().changes.list!))) {
