@@ -197,12 +197,24 @@ const sameNegotiation = (a: Seen, b: Seen) =>
 /** Two answers whose content is read the same way: both whole bodies, or both past the recorder's bound (digests). */
 const sameMeasure = (a: Seen, b: Seen) => (a.body === undefined) === (b.body === undefined);
 
-/** The GET 200s of each URL with a body and an ETag, oldest first. */
-function bodiesByUrl(seen: Seen[]): Map<string, Seen[]> {
+/** The answers of `seen` grouped by `key`, each group in the run's order. */
+function groupBy(seen: Seen[], key: (s: Seen) => string): Map<string, Seen[]> {
   const by = new Map<string, Seen[]>();
-  for (const s of seen) if (s.status === 200 && contentOf(s) !== undefined && s.etag && !s.cached) by.set(s.key, [...(by.get(s.key) ?? []), s]);
+  for (const s of seen) {
+    const k = key(s);
+    const group = by.get(k);
+    if (group) group.push(s);
+    else by.set(k, [s]);
+  }
   return by;
 }
+
+/** The GET 200s of each URL with a body and an ETag, oldest first. */
+const bodiesByUrl = (seen: Seen[]): Map<string, Seen[]> =>
+  groupBy(
+    seen.filter((s) => s.status === 200 && contentOf(s) !== undefined && s.etag && !s.cached),
+    (s) => s.key,
+  );
 
 /**
  * Two 200s of one URL with matching ETags carry the same content: a client holding the first and sending its ETag
@@ -309,12 +321,10 @@ export function replacedVersionForCurrent(seen: Seen[]): Judged {
   /** The ETag an answer shows: a 200's own, a 304's the one it confirmed. */
   const shows = (s: Seen) => (s.status === 200 ? s.etag : s.x.requestHeaders['if-none-match']);
   // Per URL and Accept-Encoding: a proxy may tag each coding apart (a suffixed ETag).
-  const byCoding = new Map<string, Seen[]>();
-  for (const list of validatedByUrl(seen))
-    for (const s of list.filter((x) => !x.cached && x.x.method === 'GET')) {
-      const k = `${s.key} ${s.x.requestHeaders['accept-encoding'] ?? ''}`;
-      byCoding.set(k, [...(byCoding.get(k) ?? []), s]);
-    }
+  const byCoding = groupBy(
+    seen.filter((s) => validated(s) && !s.cached && s.x.method === 'GET'),
+    (s) => `${s.key} ${s.x.requestHeaders['accept-encoding'] ?? ''}`,
+  );
   for (const peers of byCoding.values()) {
     for (const v of peers) {
       const asked = v.x.requestHeaders['if-none-match'];
@@ -374,12 +384,10 @@ function notDatedBefore(x: Seen, y: Seen): boolean {
   return dx !== undefined && dy !== undefined && dx >= dy;
 }
 
+/** Whether an answer is a 200 or 304 that carries an ETag (a validated answer). */
+const validated = (s: Seen): boolean => (s.status === 200 || s.status === 304) && !!s.etag;
 /** The run's 200 and 304 answers that carry an ETag, grouped by URL, each group in the run's order. */
-function validatedByUrl(seen: Seen[]): Seen[][] {
-  const byUrl = new Map<string, Seen[]>();
-  for (const s of seen) if ((s.status === 200 || s.status === 304) && s.etag) byUrl.set(s.key, [...(byUrl.get(s.key) ?? []), s]);
-  return [...byUrl.values()];
-}
+const validatedByUrl = (seen: Seen[]): Seen[][] => [...groupBy(seen.filter(validated), (s) => s.key).values()];
 
 /** Whether a sequence of ETags returns to one it had left (A, B, A). */
 function comesBack(etags: string[]): boolean {
