@@ -1061,6 +1061,15 @@ export function madeUpKey(): string {
   return `${MADE_UP_KEY_PREFIX}${randomBytes(12).toString('hex')}`;
 }
 
+/**
+ * A credential of another form than a key (no `sk-` prefix) that no deployment issued. Real deployments also accept
+ * their keys without the prefix (the document does not forbid it), so one without it is still only a bad credential:
+ * a gateway that lets it through (say, falling back to a key it saw before) serves a caller it cannot name.
+ */
+export function madeUpCredential(): string {
+  return `${MADE_UP_KEY_PREFIX.slice('sk-'.length)}${randomBytes(12).toString('hex')}`;
+}
+
 /** GET /v1/models with a well-formed key no deployment issued, once per run (the bad-credential check and the error samples). */
 export function invalidKeyListing(): Promise<HttpResponse> {
   return once('invalid-key-listing', () => gatewayGet('/v1/models', { headers: { authorization: `Bearer ${madeUpKey()}` } }));

@@ -3,7 +3,7 @@
  * authentication check.
  */
 import { check, expect, jsonBody, checkGroup } from '../../src/harness.js';
-import { invalidKeyListing, requireValidKey, verifyApiKey } from '../../src/gateway.js';
+import { gatewayGet, invalidKeyListing, madeUpCredential, requireValidKey, verifyApiKey } from '../../src/gateway.js';
 import { componentSchema, formatAjvErrors, validator } from '../../src/spec.js';
 
 checkGroup('GET /v1/models, the authentication check', () => {
@@ -23,5 +23,12 @@ checkGroup('GET /v1/models, the authentication check', () => {
     const res = await invalidKeyListing();
     t.cite(res);
     expect(res.status, 'GET /v1/models with an invalid key').toBe(401);
+    // And one without the sk- prefix, sent once the gateway has served the valid key (the run's first request): a
+    // credential of another form is a bad credential too, not the last key the gateway saw.
+    await verifyApiKey().catch(() => undefined);
+    const other = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${madeUpCredential()}` } });
+    t.cite(other);
+    t.observe('without the sk- prefix', String(other.status));
+    expect(other.status, 'GET /v1/models with a made-up credential without the sk- prefix').toBe(401);
   });
 });
