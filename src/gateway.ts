@@ -142,6 +142,7 @@ export const GW_CHECK_IDS = {
   streamKeyRefusalType: (operationId: string): string => `gw-stream-key-refusal-gateway-error-on-${kebab(operationId)}`,
   streamUnknownModel: (operationId: string): string => `gw-stream-unknown-model-404-${kebab(operationId)}`,
   streamNoCredential: (operationId: string): string => `gw-stream-no-credential-refused-on-${kebab(operationId)}`,
+  streamKeyForms: (operationId: string): string => `gw-stream-key-forms-taken-on-${kebab(operationId)}`,
   streamFormRefused: (form: KeyForm, operationId: string): string => `gw-stream-${kebab(form)}-refused-on-${kebab(operationId)}`,
   streamMalformedJson: (operationId: string): string => `gw-stream-malformed-json-400-${kebab(operationId)}`,
   streamBrokenPayload: (operationId: string): string => `gw-stream-broken-payload-400-${kebab(operationId)}`,

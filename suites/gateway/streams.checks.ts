@@ -38,6 +38,7 @@ import {
   STREAM_OPERATIONS,
   takenForms,
   FORM_LABEL,
+  FORM_REQUIREMENT,
   expectFormRefused,
   formRefusedRequirement,
   LIMITED_FORMS,
@@ -157,6 +158,33 @@ checkGroup('a streamed request with the key in a form its path does not list is 
         },
       );
     }
+  }
+});
+
+// "The forms are equivalent": a path reads the key in each form it takes whether or not the request streams (a
+// streaming route whose auth middleware reads one header only refuses the others). The valid key's streamed
+// unknown-model request in each form the path was shown to take it in (the requests the unknown-model check makes).
+checkGroup('a streamed request reads the key in every form its path takes', () => {
+  for (const op of operations) {
+    check(
+      {
+        id: GW_CHECK_IDS.streamKeyForms(op.operationId),
+        title: `${op.method} ${op.display} with "stream": true takes the valid key in every form the path takes it in without "stream" (no 401 or 403)`,
+        requirements: ['gw-auth-forms-equivalent', ...new Set(op.forms.filter((f) => f !== 'bearer').map((f) => FORM_REQUIREMENT[f]))],
+      },
+      async (t) => {
+        const { key, form: first } = await served(t, op);
+        for (const form of await takenForms(op, key, first)) {
+          const res = await streamForm(op, form, key);
+          t.cite(res);
+          t.observe(`answer (${FORM_LABEL[form]})`, String(res.status));
+          if (res.status === 401 || res.status === 403)
+            t.violation(
+              `${op.method} ${op.display} with "stream": true and the valid key in ${FORM_LABEL[form]} answered ${res.status}: the path takes the key in that form when the request does not stream`,
+            );
+        }
+      },
+    );
   }
 });
 
