@@ -170,7 +170,7 @@ checkGroup('a streamed request reads the key in every form its path takes', () =
       {
         id: GW_CHECK_IDS.streamKeyForms(op.operationId),
         title: `${op.method} ${op.display} with "stream": true takes the valid key in every form the path takes it in without "stream" (no 401 or 403)`,
-        requirements: ['gw-auth-forms-equivalent', ...new Set(op.forms.filter((f) => f !== 'bearer').map((f) => FORM_REQUIREMENT[f]))],
+        requirements: ['gw-auth-forms-equivalent', ...new Set(op.forms.map((f) => FORM_REQUIREMENT[f]))],
       },
       async (t) => {
         const { key, form: first } = await served(t, op);
