@@ -1054,22 +1054,24 @@ export async function requireGenerationServed(t: CheckTools, op: GatewayOperatio
     );
 }
 
-/** The prefix of the keys the suite makes up (the run-wide checks know a made-up key by it). */
-export const MADE_UP_KEY_PREFIX = 'sk-conformance-invalid-';
-
-/** A well-formed key no deployment issued, new at each call (never a secret: it names no account). */
-export function madeUpKey(): string {
-  return `${MADE_UP_KEY_PREFIX}${randomBytes(12).toString('hex')}`;
-}
+/**
+ * What every credential the suite makes up starts with, with or without the `sk-` of a key (the run-wide checks know a
+ * made-up credential by it).
+ */
+export const MADE_UP_PREFIX = 'conformance-invalid-';
 
 /**
- * A credential of another form than a key (no `sk-` prefix) that no deployment issued. Real deployments also accept
- * their keys without the prefix (the document does not forbid it), so one without it is still only a bad credential:
- * a gateway that lets it through (say, falling back to a key it saw before) serves a caller it cannot name.
+ * A credential of another form than a key (no `sk-` prefix) that no deployment issued, new at each call. Real
+ * deployments also accept their keys without the prefix (the document does not forbid it), so one without it is still
+ * only a bad credential: a gateway that lets it through (say, falling back to a key it saw before) serves a caller it
+ * cannot name.
  */
 export function madeUpCredential(): string {
-  return `${MADE_UP_KEY_PREFIX.slice('sk-'.length)}${randomBytes(12).toString('hex')}`;
+  return `${MADE_UP_PREFIX}${randomBytes(12).toString('hex')}`;
 }
+
+/** A well-formed key no deployment issued, new at each call (never a secret: it names no account). */
+export const madeUpKey = (): string => `sk-${madeUpCredential()}`;
 
 /** GET /v1/models with a well-formed key no deployment issued, once per run (the bad-credential check and the error samples). */
 export function invalidKeyListing(): Promise<HttpResponse> {

@@ -18,7 +18,7 @@ import {
   typeNames,
   typeOutOfPlace,
   vendorAFields,
-  MADE_UP_KEY_PREFIX,
+  MADE_UP_PREFIX,
   UNKNOWN_MODEL_PREFIX,
   WS_HANDSHAKE,
 } from '../../src/gateway.js';
@@ -50,7 +50,7 @@ const asResponse = (x: Exchange): HttpResponse => ({
  * The suite's made-up keys: sk-conformance-invalid-… and the credential without the prefix, conformance-invalid-…
  * (recorded as sent), and the canary (recorded under its name).
  */
-const madeUp = (s: string | undefined) => s !== undefined && (s.includes(MADE_UP_KEY_PREFIX.slice('sk-'.length)) || s.includes('$CONFORMANCE_CANARY_KEY'));
+const madeUp = (s: string | undefined) => s !== undefined && (s.includes(MADE_UP_PREFIX) || s.includes('$CONFORMANCE_CANARY_KEY'));
 /** The credentials a request carried, as recorded (configured keys under their variable's name), in any header or `key=`. */
 const credentialsOf = (x: Exchange): string[] =>
   [...Object.values(x.requestHeaders ?? {}), new URL(x.url).searchParams.get('key')].filter((c): c is string => c !== null);
