@@ -538,16 +538,20 @@ checkGroup('a search within a category', () => {
   );
 });
 
+/** A search word between whitespace of each kind a trim must remove: ASCII space and tab, U+3000, U+00A0. */
+const PADDED = (word: string) => ` \u3000${word}\t\u00a0 `;
+
 checkGroup('the query a listing is given', () => {
   check(
     {
       id: 'feed-items-q-trimmed-search',
-      title: 'q is trimmed for the search itself: "  word  " finds what "word" finds',
+      title: 'q is trimmed for the search itself: "word" between spaces, a tab, U+3000 and U+00A0 finds what "word" finds',
       requirements: ['feed-items-q-length'],
     },
     async (t) => {
       // A word the feed itself shows (the first one of three letters or more in a title), searched with and without
-      // surrounding whitespace: the two listings must be one (compareLive tells a moving feed from a difference).
+      // surrounding whitespace: the two listings must be one (compareLive tells a moving feed from a difference). The
+      // whitespace is Unicode's (White_Space): the ideographic space and the no-break space as well as ASCII's.
       const { res, items } = await broadListing();
       t.cite(res);
       const word = items.flatMap((i) => titleWords(i))[0];
@@ -556,14 +560,14 @@ checkGroup('the query a listing is given', () => {
         r.status === 200 ? JSON.stringify(listOf(inputJson(r, `GET ${r.url}`), profile().items.list!).map((i) => idOf(i))) : `status ${r.status}`;
       const cmp = await compareLive(
         (c) => feedGet('/api/v1/items', { query: { mode: 'all', q: word }, ...c }),
-        (c) => feedGet('/api/v1/items', { query: { mode: 'all', q: `  ${word}\t ` }, ...c }),
+        (c) => feedGet('/api/v1/items', { query: { mode: 'all', q: PADDED(word) }, ...c }),
         ids,
       );
       t.cite(...cmp.responses);
       t.observe('word', word);
       precondition(cmp.first.status === 200, `q=${word} answered ${cmp.first.status} (the q range checks judge that)`);
       precondition(cmp.outcome !== 'moving', 'the listing changed between every two requests: the feed changes faster than the comparison can finish');
-      expect(ids(cmp.second), `q="  ${word}\\t " lists what q=${word} lists`).toBe(ids(cmp.first));
+      expect(ids(cmp.second), `q=${JSON.stringify(PADDED(word))} lists what q=${word} lists`).toBe(ids(cmp.first));
     },
   );
 

@@ -50,6 +50,7 @@ import {
   noStaleHead,
   itemTitlesGoBack,
   sameDirectives,
+  notModifiedCachedAsOk,
   sameContentSameEtag,
   sameEtagSameContent,
   seenOf,
@@ -1443,6 +1444,25 @@ describe.sequential('between two exchanges of the run: item images', () => {
         itemTitlesGoBack(runSeen(), { lists, id: profile().items.id!, title: 'title' }),
         'no item of the run was read with two titles (no edit seen)',
         'items listed again with a title they had left, while later listings gave the newer one',
+      );
+    },
+  );
+});
+
+describe.sequential('between two exchanges of the run: a 304 and the 200s around it', () => {
+  check(
+    {
+      id: 'feed-run-304-cache-control-as-200',
+      title: 'every 304 of the run carries the Cache-Control the 200s of its URL with its ETag carried before and after it',
+      requirements: ['feed-304-headers-empty-body'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        notModifiedCachedAsOk(runSeen()),
+        'no 304 of the run came between two 200s of its URL with its ETag and the same Cache-Control',
+        '304s carried another Cache-Control than the 200s of their URL with the same ETag',
       );
     },
   );

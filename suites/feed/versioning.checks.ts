@@ -158,6 +158,45 @@ checkGroup('the machine-readable description declares no push channel', () => {
   );
 });
 
+/**
+ * The operations of a published description that require a credential (OAS 3.1 4.8.30: an operation's `security`, else
+ * the document's, is a list of alternatives, one of which must be met; an empty alternative `{}` makes it optional).
+ */
+function credentialRequired(doc: { security?: unknown; paths?: Record<string, unknown> }): string[] {
+  const demands = (security: unknown) =>
+    Array.isArray(security) && security.length > 0 && !security.some((alt) => alt !== null && typeof alt === 'object' && Object.keys(alt).length === 0);
+  const out: string[] = [];
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    if (!path.startsWith('/') || item === null || typeof item !== 'object') continue;
+    for (const [method, op] of Object.entries(item as Record<string, unknown>)) {
+      if (!['get', 'head'].includes(method) || op === null || typeof op !== 'object') continue;
+      const own = (op as { security?: unknown }).security;
+      const security = own ?? doc.security;
+      if (demands(security)) out.push(`${method.toUpperCase()} ${path} (security ${JSON.stringify(security).slice(0, 120)})`);
+    }
+  }
+  return out;
+}
+
+checkGroup('the machine-readable description: its access', () => {
+  check(
+    {
+      id: 'feed-openapi-no-credential',
+      title: 'the description makes no operation require a credential (no security requirement without an empty alternative)',
+      requirements: ['feed-anonymous-access'],
+    },
+    async (t) => {
+      const { res, doc } = await published().catch((e: unknown) => {
+        throw new PreconditionFailed(`/openapi-v1.json could not be read: ${(e as Error).message.split('\n')[0]}`, ['feed-openapi-published']);
+      });
+      t.cite(res);
+      const required = credentialRequired(doc as Parameters<typeof credentialRequired>[0]);
+      if (required.length)
+        t.violation(`/openapi-v1.json requires a credential ("The service is anonymous and needs no API key"): ${required.slice(0, 5).join('; ')}`);
+    },
+  );
+});
+
 checkGroup('the machine-readable description: its methods', () => {
   check(
     {

@@ -34,6 +34,7 @@ import {
   vendorAFields,
   verifyApiKey,
   madeUpKey,
+  IP_MESSAGE,
 } from '../../src/gateway.js';
 import { once, secret } from '../../src/context.js';
 import { field, kebab } from '../../src/spec.js';
@@ -50,7 +51,6 @@ import type { HttpResponse } from '../../src/http.js';
 const authCheck = (key: string, form: KeyForm = 'bearer') => gatewayGet('/v1/models', placeKey(form, key));
 const operations = await gatewayOperations();
 const listModels = operations.find((o) => o.operationId === 'listModels')!;
-const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
 
 /** The valid key is answered 200 with a data array on the authentication check: a refusal is then about the key. */
 async function control(t: CheckTools): Promise<void> {

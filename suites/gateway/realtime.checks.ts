@@ -11,6 +11,8 @@ import {
   gw,
   GW_CHECK_IDS,
   KEY_STATES,
+  IP_MESSAGE,
+  errorMessage,
   looseErrorCodes,
   openRealtime,
   realtimeControl,
@@ -62,6 +64,15 @@ const noCredential = async () =>
   once('realtime-no-credential', async () => openRealtime({ protocols: [gw().realtimeProtocol, gw().realtimeBetaProtocol], model: await chosenModel() }));
 
 // One handshake at a time: a WebSocket upgrade is never retried, so it is not sent into a burst of other requests.
+/** Why a key the subprotocols cannot carry is not offered on the handshake. */
+const uncarried = (v: string) =>
+  `${v} holds characters a WebSocket subprotocol cannot carry (a subprotocol is an HTTP token, RFC 6455 §4.1), so no client can offer it on the realtime WebSocket`;
+
+/** Rule 5's message, on the handshake as on every other path: a refused handshake carries the error body. */
+function expectIpMessage(body: string): void {
+  expect(String(errorMessage(body) ?? body), 'the error message of the refused handshake').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+}
+
 describe.sequential('the realtime WebSocket', () => {
   check(
     {
@@ -209,16 +220,14 @@ describe.sequential('the realtime WebSocket', () => {
       },
       async (t) => {
         const key = requireKey(t, st.v);
-        if (!realtimeProtocols(key).every((p) => SUBPROTOCOL_TOKEN.test(p)))
-          t.notApplicable(
-            `${st.v} holds characters a WebSocket subprotocol cannot carry (a subprotocol is an HTTP token, RFC 6455 §4.1), so no client can offer it on the realtime WebSocket`,
-          );
+        if (!realtimeProtocols(key).every((p) => SUBPROTOCOL_TOKEN.test(p))) t.notApplicable(uncarried(st.v));
         const valid = await requireValidKey(t);
         await shownOpening(t, valid);
         const r = await openRealtime({ protocols: realtimeProtocols(key), model: await chosenModel() });
         t.observe('refusal', describeOutcome(r));
         expect(r.opened, `a realtime session opened with ${st.v}`).toBe(false);
         expect(r.status, `the handshake with ${st.v} (${describeOutcome(r)})`).toBeOneOf(st.statuses);
+        if (st.v === 'GATEWAY_IP_DENIED_KEY') expectIpMessage(r.body ?? '');
       },
     );
   }

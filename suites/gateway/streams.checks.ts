@@ -47,13 +47,13 @@ import {
   judge,
   unknownModel,
   vendorAFields,
+  IP_MESSAGE,
 } from '../../src/gateway.js';
 import { once, secret } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
 import type { JsonSchema } from '../../src/spec.js';
 
 const operations = (await gatewayOperations()).filter((o) => STREAM_OPERATIONS.includes(o.operationId));
-const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
 
 /** The path takes the valid key (its unknown-model request answered as documented): a refusal is then about what changed. */
 async function served(t: CheckTools, op: GatewayOperation): Promise<{ key: string; form: KeyForm }> {
