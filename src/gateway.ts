@@ -830,8 +830,9 @@ export function unknownModelRequest(op: GatewayOperation, placement: Pick<SendOp
     headers: { ...protocolHeaders(op.operationId), ...(placement?.headers ?? {}) },
     query: placement?.query,
     body: minimalBody(op.operationId, model),
-    // The answer is an error either way: a 5xx is that answer, not unavailability.
-    retry: 'transient',
+    // The answer is an error either way: a 5xx is that answer, not unavailability. No upstream account serves a model
+    // that does not exist, so a 502/503 every try, while the origin answers another request, is the answer too.
+    retry: 'persistent',
   });
 }
 

@@ -845,7 +845,9 @@ export class HttpClient {
         exchange.billable = true;
       }
       this.noteAnswer(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`, epoch);
-      if (method === 'GET' && answersNormally(res.statusCode) && o.rules?.transient.answerWhenPersistent?.length) this.noteAnsweredGet(url, o.service);
+      // Kept under every service's rules (a request may ask for confirmation: RetryMode 'persistent'), but never a URL
+      // that carries a key in its query: confirm() sends it again without the request's headers.
+      if (method === 'GET' && answersNormally(res.statusCode) && !url.searchParams.has('key')) this.noteAnsweredGet(url, o.service);
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);

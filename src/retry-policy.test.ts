@@ -115,3 +115,22 @@ describe("a refusal that persists on one request while the target answers others
     expect(decide({ ...base, rules: service === 'feed' ? feed : gateway, status, attempt, maxRetries })).toEqual({ action });
   });
 });
+
+describe("a request no upstream outage can refuse rightly (one naming a model that does not exist: mode 'persistent')", () => {
+  const base = { rules: gateway, maxRetries: 2, originAnswers: true, body: vendorA('get_channel_failed') };
+  test.each([
+    // status, attempt, decision
+    [503, 1, 'retry'],
+    // The cap spent on the gateway's 503: the origin is asked another request before the 503 is taken for its answer.
+    [503, 2, 'confirm'],
+    [502, 2, 'confirm'],
+    // The confirming try: its answer stands.
+    [503, 3, 'answer'],
+    // A 429 is a rate limit on every try: unavailable, as for any request.
+    [429, 2, 'unavailable'],
+  ] as const)('gateway %i, attempt %i: %s', (status, attempt, action) => {
+    expect(decide({ ...base, mode: 'persistent', status, attempt })).toEqual({ action });
+    // The same answers to a request that expects an error of another kind ('transient') mean an outage.
+    if (action === 'confirm') expect(decide({ ...base, mode: 'transient', status, attempt })).toEqual({ action: 'unavailable' });
+  });
+});

@@ -14,9 +14,14 @@ import type { ClientRules } from './spec.js';
  *   under test, at once; a 503 with no upstream account is not);
  * - { answer }: as 'transient', except that a refusal `answer` accepts is the answer under test (the rate-limit
  *   checks want the 429, yet an outage's 503 meanwhile is retried);
+ * - 'persistent': as 'transient', except that a transient 5xx (not a 429, a rate limit) that persists past the cap is
+ *   confirmed (as the feed's 503 always is): the origin answering another request normally, one more try's answer
+ *   stands. For requests no outage of the upstream accounts can refuse rightly (one naming a model that does not exist:
+ *   "a request naming an unknown model answers with an error whose code is model_not_found"), so that a gateway
+ *   answering those 503 every time, while it answers others, is judged on that answer, not taken for one that is down;
  * - false: retry nothing.
  */
-export type RetryMode = boolean | 'transient' | { answer: (a: { status: number; retryAfter?: string; attempt: number }) => boolean };
+export type RetryMode = boolean | 'transient' | 'persistent' | { answer: (a: { status: number; retryAfter?: string; attempt: number }) => boolean };
 
 /** The error codes an answer body carries, in either vendor envelope (vendor A error.code, vendor B error.type) or at the top level. */
 function bodyCodes(body: string | undefined): string[] {
@@ -97,7 +102,7 @@ export function decide(a: {
   if (!retries(a.mode, a.rules, a.status, a.body, a.retryAfter, a.attempt)) return { action: 'answer' };
   if (a.attempt < a.maxRetries) return { action: 'retry' };
   if (isTransient(a.rules, a.status, a.body)) {
-    if (a.maxRetries === 0 || !answersWhenPersistent(a.rules, a.status)) return { action: 'unavailable' };
+    if (a.maxRetries === 0 || !((a.mode === 'persistent' && a.status >= 500) || answersWhenPersistent(a.rules, a.status))) return { action: 'unavailable' };
     return a.attempt === a.maxRetries ? { action: 'confirm' } : { action: 'answer' };
   }
   return a.originAnswers ? { action: 'answer' } : { action: 'unavailable' };

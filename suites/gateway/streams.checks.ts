@@ -102,16 +102,19 @@ async function stateStream(t: CheckTools, st: (typeof KEY_STATES)[number], op: G
   for (const f of await takenForms(op, valid, first)) if (judge(await streamForm(op, f, valid), op).kind === 'accepted') forms.push(f);
   if (forms.length === 0) forms.push(first);
   const form = forms[KEY_STATES.indexOf(st) % forms.length]!;
-  const res = await once(`stream-key-state:${st.slug}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
+  const res = await once(`stream-key-state:${st.slug}:${op.operationId}`, () =>
+    streamedRequest(op, unknownModel(), placeKey(form, key), undefined, 'persistent'),
+  );
   return { res, form };
 }
 
 /** The valid key's streamed unknown-model request of `op` in `form`, once per run (the unknown-model check and the state turns). */
 const streamForm = (op: GatewayOperation, form: KeyForm, key: string) =>
-  once(`stream-form:${form}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
+  once(`stream-form:${form}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key), undefined, 'persistent'));
 
 /** The streamed request of `op` without any credential, once per run (its check, and the refused-form checks' control). */
-const noCredentialStream = (op: GatewayOperation) => once(`stream-no-credential:${op.operationId}`, () => streamedRequest(op, unknownModel(), undefined));
+const noCredentialStream = (op: GatewayOperation) =>
+  once(`stream-no-credential:${op.operationId}`, () => streamedRequest(op, unknownModel(), undefined, undefined, 'persistent'));
 
 // "Every request carries a credential": a streamed request without one is refused before any stream, as a plain one is.
 checkGroup('a streamed request without any credential is refused', () => {
