@@ -17,6 +17,7 @@ import {
   smallSnapshotPagesHaveMore,
   snapshotWalkFields,
   noStaleHead,
+  notModifiedCachedAsOk,
   replacedVersionForCurrent,
   viewLacks,
   type Seen,
@@ -290,6 +291,23 @@ describe('the run-wide rules across requests: a HEAD after its URL moved on', ()
     expect(noStaleHead([a, b, old, b2]).judged).toBe(0);
     // A HEAD with the newer ETag: nothing to judge.
     expect(noStaleHead([a, b, as(seen(url, {}), 'HEAD', 'W/"b"'), b2])).toEqual({ judged: 0, bad: [] });
+  });
+});
+
+describe('the run-wide rules across requests: a 304 between two 200s of its ETag', () => {
+  it('notModifiedCachedAsOk: a 304 whose Cache-Control differs from the 200s around it, where they agree', () => {
+    const url = '/api/v1/dailies/latest';
+    const as = (s: Seen, status: number, cacheControl: string, method = 'GET') => ({ ...s, status, etag: '"r1"', cacheControl, x: { ...s.x, method } });
+    const ok = 'public, max-age=300, s-maxage=300';
+    const [a, nm, b] = [as(seen(url, {}), 200, ok), as(seen(url, {}), 304, 'public, max-age=0, s-maxage=0'), as(seen(url, {}), 200, ok)];
+    expect(notModifiedCachedAsOk([a, nm, b]).bad).toHaveLength(1);
+    // The same directives in another order and spacing: nothing wrong.
+    expect(notModifiedCachedAsOk([a, { ...nm, cacheControl: 's-maxage=300,public, max-age=300' }, b])).toEqual({ judged: 1, bad: [] });
+    // A 200 on one side only, 200s that disagree (a policy that moved), a HEAD's 304, or 200s more than 5 s apart: not judged.
+    expect(notModifiedCachedAsOk([a, nm]).judged).toBe(0);
+    expect(notModifiedCachedAsOk([a, nm, { ...b, cacheControl: 'public, max-age=31536000, immutable' }]).judged).toBe(0);
+    expect(notModifiedCachedAsOk([a, { ...nm, x: { ...nm.x, method: 'HEAD' } }, b]).judged).toBe(0);
+    expect(notModifiedCachedAsOk([a, nm, { ...b, sent: a.received + 6000, received: a.received + 6010 }]).judged).toBe(0);
   });
 });
 

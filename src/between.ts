@@ -305,11 +305,15 @@ export function noStaleNotModified(seen: Seen[]): Judged {
   return { judged, bad };
 }
 
+/** The longest time between the two 200s a 304 is judged between: a policy that moves in steps is seen moving there. */
+const BRACKET_MS = 5000;
+
 /**
  * Every 304 carries the Cache-Control its URL's 200 carries (feed-304-headers-empty-body; RFC 9110 15.4.5: a 304 has
- * the Cache-Control a 200 to the same request would have): a 304 is judged between the GET 200s of its URL with its
- * ETag received last before it was sent and sent first after it came back, when those two give the same directives
- * (the policy for that content held across the 304), and fails when its own differ. Not judged: answers with Age (a
+ * the Cache-Control a 200 to the same request would have): a 304 to a GET is judged between the GET 200s of its URL
+ * with its ETag received last before it was sent and sent first after it came back, at most 5 s apart, when those two
+ * give the same directives (the policy for that content held across the 304), and fails when its own differ (a HEAD's
+ * headers only SHOULD be a GET's, RFC 9110 9.3.2: not judged). Not judged either: answers with Age (a
  * cache's), a 304 without Cache-Control (feed-every-304-etag-cache-control's finding), a 304 with a 200 of its ETag on
  * one side only, or 200s whose directives moved (a policy that changes with time, as a report that stops being the
  * latest).
@@ -319,10 +323,10 @@ export function notModifiedCachedAsOk(seen: Seen[]): Judged {
   let judged = 0;
   for (const list of validatedByUrl(seen)) {
     const oks = list.filter((s) => s.x.method === 'GET' && s.status === 200 && !s.cached && s.cacheControl !== undefined);
-    for (const nm of list.filter((s) => s.status === 304 && !s.cached && s.cacheControl !== undefined)) {
+    for (const nm of list.filter((s) => s.x.method === 'GET' && s.status === 304 && !s.cached && s.cacheControl !== undefined)) {
       const before = oks.filter((s) => s.received < nm.sent && weakMatch(s.etag!, nm.etag!)).pop();
       const after = oks.find((s) => s.sent > nm.received && weakMatch(s.etag!, nm.etag!));
-      if (!before || !after || !sameDirectives(before.cacheControl!, after.cacheControl!)) continue;
+      if (!before || !after || after.sent - before.received > BRACKET_MS || !sameDirectives(before.cacheControl!, after.cacheControl!)) continue;
       judged++;
       if (!sameDirectives(before.cacheControl!, nm.cacheControl!))
         bad.push(

@@ -214,6 +214,8 @@ function brokenOrClosed(e: Error, err: unknown, bytesRead: number | undefined, e
 
 /** An answer that is not a refusal (below 500, not 429): the origin is answering. */
 const answersNormally = (status: number): boolean => status < 500 && status !== 429;
+/** The request headers that carry a gateway credential (the Authentication table's header forms). */
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-vendorc-api-key'];
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -397,6 +399,11 @@ export class HttpClient {
   private progress?: BroadcastChannel;
   /** The latest GETs each origin answered normally, newest first (for confirm()). */
   private readonly answeredGets = new Map<string, { href: string; service?: Service }[]>();
+  /**
+   * The latest GET each origin served (2xx) to a request carrying a credential header, with those headers (held in
+   * memory only, as every request's are): the other request a request in RetryMode 'persistent' is confirmed with.
+   */
+  private readonly servedCredentialGets = new Map<string, { href: string; service?: Service; headers: Record<string, string> }>();
 
   constructor(opts: HttpClientOptions) {
     this.opts = opts;
@@ -716,7 +723,7 @@ export class HttpClient {
     const where = `${method} ${this.opts.redactor.redact(url.href)}`;
     const gaveUp = `target unavailable: ${where} answered ${status} ${attempt + 1} time(s); gave up after ${this.opts.maxRetries} retr${this.opts.maxRetries === 1 ? 'y' : 'ies'}`;
     if (decision.action === 'unavailable') return { action: 'unavailable', message: gaveUp };
-    if (decision.action === 'confirm') return this.confirm(url, gaveUp);
+    if (decision.action === 'confirm') return this.confirm(url, gaveUp, mode === 'persistent');
     const g = this.origins.gate(url.origin);
     let wait = this.retryDelay(retryAfter, attempt, rules);
     if (PAUSING_STATUSES.includes(status) && retryAfterMs(retryAfter) === undefined) {
@@ -744,14 +751,22 @@ export class HttpClient {
    * after a confirming try is the answer); refused or not answered, the target is unavailable. The other request
    * goes when the origin's pause has passed, before requests not sent yet; the confirming try right after it.
    */
-  private async confirm(url: URL, gaveUp: string): Promise<{ action: 'retry'; waited: number } | { action: 'unavailable'; message: string }> {
-    const other = this.answeredGets.get(url.origin)?.find((a) => a.href !== url.href);
-    if (!other) return { action: 'unavailable', message: `${gaveUp}, and it has answered no other request normally` };
+  private async confirm(url: URL, gaveUp: string, served = false): Promise<{ action: 'retry'; waited: number } | { action: 'unavailable'; message: string }> {
+    // `served` (RetryMode 'persistent'): the other request is one the origin served with a credential, asked again with
+    // it, and only a 2xx shows the origin up (a 401 may come from an access layer in front of a service that is down).
+    const other: { href: string; service?: Service; headers?: Record<string, string> } | undefined = served
+      ? this.servedCredentialGets.get(url.origin)
+      : this.answeredGets.get(url.origin)?.find((a) => a.href !== url.href);
+    if (!other)
+      return {
+        action: 'unavailable',
+        message: `${gaveUp}, and it has ${served ? 'served no request with a credential' : 'answered no other request normally'}`,
+      };
     let seen: string;
     try {
-      const headers = { 'accept-encoding': ACCEPT_ENCODING, 'user-agent': USER_AGENT };
+      const headers = { 'accept-encoding': ACCEPT_ENCODING, 'user-agent': USER_AGENT, ...other.headers };
       const r = await this.once(new URL(other.href), 'GET', headers, undefined, 0, { service: other.service, continuation: true });
-      if (answersNormally(r.status)) {
+      if (served ? r.status >= 200 && r.status < 300 : answersNormally(r.status)) {
         const g = this.origins.gate(url.origin);
         g.pending.retry++;
         return { action: 'retry', waited: g.pausedUntil };
@@ -848,6 +863,9 @@ export class HttpClient {
       // Kept under every service's rules (a request may ask for confirmation: RetryMode 'persistent'), but never a URL
       // that carries a key in its query: confirm() sends it again without the request's headers.
       if (method === 'GET' && answersNormally(res.statusCode) && !url.searchParams.has('key')) this.noteAnsweredGet(url, o.service);
+      const credential = Object.fromEntries(Object.entries(headers).filter(([k]) => CREDENTIAL_HEADERS.includes(k.toLowerCase())));
+      if (method === 'GET' && res.statusCode < 300 && Object.keys(credential).length && !url.searchParams.has('key'))
+        this.servedCredentialGets.set(url.origin, { href: url.href, service: o.service, headers: credential });
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);

@@ -63,7 +63,6 @@ async function shownOpening(t: CheckTools, key: string): Promise<WsOutcome> {
 const noCredential = async () =>
   once('realtime-no-credential', async () => openRealtime({ protocols: [gw().realtimeProtocol, gw().realtimeBetaProtocol], model: await chosenModel() }));
 
-// One handshake at a time: a WebSocket upgrade is never retried, so it is not sent into a burst of other requests.
 /** Why a key the subprotocols cannot carry is not offered on the handshake. */
 const uncarried = (v: string) =>
   `${v} holds characters a WebSocket subprotocol cannot carry (a subprotocol is an HTTP token, RFC 6455 §4.1), so no client can offer it on the realtime WebSocket`;
@@ -73,6 +72,7 @@ function expectIpMessage(body: string): void {
   expect(String(errorMessage(body) ?? body), 'the error message of the refused handshake').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
 }
 
+// One handshake at a time: a WebSocket upgrade is never retried, so it is not sent into a burst of other requests.
 describe.sequential('the realtime WebSocket', () => {
   check(
     {
