@@ -217,6 +217,37 @@ const answersNormally = (status: number): boolean => status < 500 && status !== 
 /** The request headers that carry a gateway credential (the Authentication table's header forms). */
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-vendorc-api-key'];
 
+/** A GET confirm() may ask again: its URL, its service, and for one served with a credential, those headers. */
+interface Confirmer {
+  href: string;
+  service?: Service;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The GETs each origin answered, kept for confirm(): the latest few it answered normally (under every service's rules),
+ * and the latest it served (2xx) to a request carrying a credential header, with those headers (held in memory only,
+ * as every request's are: the confirmation of a request in RetryMode 'persistent'). Never a URL with a key in its
+ * query (a confirmation without the credential would send the key again where no header carries it).
+ */
+class Confirmers {
+  private readonly answered = new Map<string, Confirmer[]>();
+  private readonly served = new Map<string, Confirmer>();
+
+  note(url: URL, status: number, service: Service | undefined, headers: Record<string, string>): void {
+    if (url.searchParams.has('key') || !answersNormally(status)) return;
+    const kept = (this.answered.get(url.origin) ?? []).filter((a) => a.href !== url.href);
+    this.answered.set(url.origin, [{ href: url.href, service }, ...kept].slice(0, 4));
+    const credential = Object.fromEntries(Object.entries(headers).filter(([k]) => CREDENTIAL_HEADERS.includes(k.toLowerCase())));
+    if (status < 300 && Object.keys(credential).length) this.served.set(url.origin, { href: url.href, service, headers: credential });
+  }
+
+  /** The other request for `url`: the one served with a credential (`served`), or the latest other answered normally. */
+  pick(url: URL, served: boolean): Confirmer | undefined {
+    return served ? this.served.get(url.origin) : this.answered.get(url.origin)?.find((a) => a.href !== url.href);
+  }
+}
+
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
@@ -397,13 +428,8 @@ export class HttpClient {
   /** Origins that have answered a request normally (below 500, not 429): the target is up. */
   private readonly answered = new Set<string>();
   private progress?: BroadcastChannel;
-  /** The latest GETs each origin answered normally, newest first (for confirm()). */
-  private readonly answeredGets = new Map<string, { href: string; service?: Service }[]>();
-  /**
-   * The latest GET each origin served (2xx) to a request carrying a credential header, with those headers (held in
-   * memory only, as every request's are): the other request a request in RetryMode 'persistent' is confirmed with.
-   */
-  private readonly servedCredentialGets = new Map<string, { href: string; service?: Service; headers: Record<string, string> }>();
+  /** The GETs confirm() may ask again. */
+  private readonly confirmers = new Confirmers();
 
   constructor(opts: HttpClientOptions) {
     this.opts = opts;
@@ -450,12 +476,6 @@ export class HttpClient {
   private noteAnswer(origin: string, status: number | undefined, retryAfter: string | undefined, where: string, epoch: number): void {
     if (status !== undefined && answersNormally(status)) this.answered.add(origin);
     this.origins.noteAnswer(origin, status, retryAfter, where, epoch);
-  }
-
-  /** A GET the origin answered normally, kept (the latest few) as the other request confirm() may ask. */
-  private noteAnsweredGet(url: URL, service: Service | undefined): void {
-    const kept = (this.answeredGets.get(url.origin) ?? []).filter((a) => a.href !== url.href);
-    this.answeredGets.set(url.origin, [{ href: url.href, service }, ...kept].slice(0, 4));
   }
 
   async close(): Promise<void> {
@@ -754,9 +774,7 @@ export class HttpClient {
   private async confirm(url: URL, gaveUp: string, served = false): Promise<{ action: 'retry'; waited: number } | { action: 'unavailable'; message: string }> {
     // `served` (RetryMode 'persistent'): the other request is one the origin served with a credential, asked again with
     // it, and only a 2xx shows the origin up (a 401 may come from an access layer in front of a service that is down).
-    const other: { href: string; service?: Service; headers?: Record<string, string> } | undefined = served
-      ? this.servedCredentialGets.get(url.origin)
-      : this.answeredGets.get(url.origin)?.find((a) => a.href !== url.href);
+    const other = this.confirmers.pick(url, served);
     if (!other)
       return {
         action: 'unavailable',
@@ -860,12 +878,7 @@ export class HttpClient {
         exchange.billable = true;
       }
       this.noteAnswer(url.origin, res.statusCode, rh['retry-after'], `${method} ${red.redact(url.href)}`, epoch);
-      // Kept under every service's rules (a request may ask for confirmation: RetryMode 'persistent'), but never a URL
-      // that carries a key in its query: confirm() sends it again without the request's headers.
-      if (method === 'GET' && answersNormally(res.statusCode) && !url.searchParams.has('key')) this.noteAnsweredGet(url, o.service);
-      const credential = Object.fromEntries(Object.entries(headers).filter(([k]) => CREDENTIAL_HEADERS.includes(k.toLowerCase())));
-      if (method === 'GET' && res.statusCode < 300 && Object.keys(credential).length && !url.searchParams.has('key'))
-        this.servedCredentialGets.set(url.origin, { href: url.href, service: o.service, headers: credential });
+      if (method === 'GET') this.confirmers.note(url, res.statusCode, o.service, headers);
       return { status: res.statusCode, headers: rh, text, bytes, exchange };
     } catch (err) {
       const e = this.classify(err, controller.signal.aborted, url, method);
