@@ -190,7 +190,11 @@ checkGroup('the machine-readable description: its access', () => {
         throw new PreconditionFailed(`/openapi-v1.json could not be read: ${(e as Error).message.split('\n')[0]}`, ['feed-openapi-published']);
       });
       t.cite(res);
-      const required = credentialRequired(doc as Parameters<typeof credentialRequired>[0]);
+      // Path items may be references (OAS 3.1: to components/pathItems): read with them in place, where they resolve.
+      const resolved = await $RefParser
+        .dereference(structuredClone(doc), { resolve: { http: false, external: false }, dereference: { circular: 'ignore' } })
+        .catch(() => doc);
+      const required = credentialRequired(resolved as Parameters<typeof credentialRequired>[0]);
       if (required.length)
         t.violation(`/openapi-v1.json requires a credential ("The service is anonymous and needs no API key"): ${required.slice(0, 5).join('; ')}`);
     },
