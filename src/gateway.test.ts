@@ -167,3 +167,19 @@ describe.sequential('one set of rules for every path to the target', () => {
     expect(other.seen.length).toBe(sent);
   });
 });
+
+describe("rule 5's message: a refusal that speaks of the IP", () => {
+  test.each([
+    ['IP 1.2.3.4 is not in the allowed list', true],
+    ['Your IPv4 address is not in the token allow list', true],
+    ['ip address not allowed', true],
+    ['ip_whitelist: 127.0.0.1 denied', true],
+    ['您的 IP 不在令牌允许访问的列表中', true],
+    ['IP地址不在允许列表', true],
+    ['Forbidden', false],
+    ['access denied for this skip-list token', false],
+  ])('%s: %s', async (message, speaks) => {
+    const { IP_MESSAGE } = await import('./gateway.js');
+    expect(IP_MESSAGE.test(message)).toBe(speaks);
+  });
+});

@@ -55,8 +55,11 @@ const WHAT: Record<SecretVar, string> = {
 /** The requirements of the key states given: a precondition on their refusals depends on them. */
 export const refusalRequirements = (states: { reqs: string[] }[]): string[] => [...new Set(states.flatMap((st) => st.reqs))];
 
-/** A refusal message that speaks of the IP (rule 5: "a message that the IP is not in the token's allowed list"). */
-export const IP_MESSAGE = /\bIP\b|\bip address|IP地址/i;
+/**
+ * A refusal message that speaks of the IP (rule 5: "a message that the IP is not in the token's allowed list"): "IP",
+ * "IPv4"/"IPv6", "ip address", "ip_whitelist"-like names, or the Chinese 地址 after IP.
+ */
+export const IP_MESSAGE = /\bIP(?:v[46])?\b|\bip[\s_-]?addr|\bip_|IP地址/i;
 
 export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: string; reqs: string[]; statuses: number[]; alone?: true }[] = [
   {
