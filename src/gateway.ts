@@ -61,6 +61,11 @@ export const refusalRequirements = (states: { reqs: string[] }[]): string[] => [
  */
 export const IP_MESSAGE = /\bIP(?:v[46])?\b|\bip[\s_-]?addr|\bip_|IP地址/i;
 
+/** Rule 5's message in a refusal's body (its error.message, else the whole body), on every path and the handshake. */
+export function expectIpMessage(body: string, what = 'the error message'): void {
+  expect(String(errorMessage(body) ?? body), what).toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+}
+
 export const KEY_STATES: { v: SecretVar; slug: string; authCheck: string; what: string; reqs: string[]; statuses: number[]; alone?: true }[] = [
   {
     v: 'GATEWAY_EXPIRED_KEY',
@@ -860,14 +865,15 @@ export function formRequest(op: GatewayOperation, form: KeyForm, key: string): P
 
 /**
  * `op`'s request with `"stream": true` added to `body` (by default its minimal body naming `model`), the key placed as
- * given: what a streaming client sends. Refusals are the answers under test; a 5xx is one too, not an outage.
+ * given: what a streaming client sends. Refusals are the answers under test; a 5xx is one too, not an outage; naming a
+ * model the suite made up, a 502/503 every try is confirmed as unknownModelRequest's is ('persistent').
  */
 export function streamedRequest(
   op: GatewayOperation,
   model: string,
   placement: Pick<SendOptions, 'headers' | 'query'> | undefined,
   body: unknown = minimalBody(op.operationId, model),
-  retry: RetryMode = 'transient',
+  retry: RetryMode = model.startsWith(UNKNOWN_MODEL_PREFIX) ? 'persistent' : 'transient',
 ): Promise<HttpResponse> {
   return gatewaySend(op.path(model), {
     method: op.method,

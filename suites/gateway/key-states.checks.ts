@@ -9,7 +9,6 @@
 import { check, expect, precondition, type CheckTools, checkGroup } from '../../src/harness.js';
 import {
   documentedSuccess,
-  errorMessage,
   gatewayCodes,
   gatewayErrorInVendorA,
   FORM_LABEL,
@@ -35,6 +34,7 @@ import {
   verifyApiKey,
   madeUpKey,
   IP_MESSAGE,
+  expectIpMessage,
 } from '../../src/gateway.js';
 import { once, secret } from '../../src/context.js';
 import { field, kebab } from '../../src/spec.js';
@@ -174,7 +174,7 @@ checkGroup('each key state is refused on every path family', () => {
               expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display} (${FORM_LABEL[form]})`).toContain(
                 'access_denied',
               );
-            expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+            expectIpMessage(res.body);
           }
         },
       );

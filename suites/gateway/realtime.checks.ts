@@ -11,8 +11,7 @@ import {
   gw,
   GW_CHECK_IDS,
   KEY_STATES,
-  IP_MESSAGE,
-  errorMessage,
+  expectIpMessage,
   looseErrorCodes,
   openRealtime,
   realtimeControl,
@@ -66,11 +65,6 @@ const noCredential = async () =>
 /** Why a key the subprotocols cannot carry is not offered on the handshake. */
 const uncarried = (v: string) =>
   `${v} holds characters a WebSocket subprotocol cannot carry (a subprotocol is an HTTP token, RFC 6455 §4.1), so no client can offer it on the realtime WebSocket`;
-
-/** Rule 5's message, on the handshake as on every other path: a refused handshake carries the error body. */
-function expectIpMessage(body: string): void {
-  expect(String(errorMessage(body) ?? body), 'the error message of the refused handshake').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
-}
 
 // One handshake at a time: a WebSocket upgrade is never retried, so it is not sent into a burst of other requests.
 describe.sequential('the realtime WebSocket', () => {
@@ -227,7 +221,8 @@ describe.sequential('the realtime WebSocket', () => {
         t.observe('refusal', describeOutcome(r));
         expect(r.opened, `a realtime session opened with ${st.v}`).toBe(false);
         expect(r.status, `the handshake with ${st.v} (${describeOutcome(r)})`).toBeOneOf(st.statuses);
-        if (st.v === 'GATEWAY_IP_DENIED_KEY') expectIpMessage(r.body ?? '');
+        // Rule 5's message, on the handshake as on every other path: a refused handshake carries the error body.
+        if (st.v === 'GATEWAY_IP_DENIED_KEY') expectIpMessage(r.body ?? '', 'the error message of the refused handshake');
       },
     );
   }

@@ -12,7 +12,6 @@ import { check, checkGroup, expect, precondition, jsonBody, type CheckTools } fr
 import {
   chosenModel,
   documentedSuccess,
-  errorMessage,
   type GatewayOperation,
   gatewayOperations,
   gatewaySend,
@@ -47,7 +46,7 @@ import {
   judge,
   unknownModel,
   vendorAFields,
-  IP_MESSAGE,
+  expectIpMessage,
 } from '../../src/gateway.js';
 import { once, secret } from '../../src/context.js';
 import type { HttpResponse } from '../../src/http.js';
@@ -102,19 +101,16 @@ async function stateStream(t: CheckTools, st: (typeof KEY_STATES)[number], op: G
   for (const f of await takenForms(op, valid, first)) if (judge(await streamForm(op, f, valid), op).kind === 'accepted') forms.push(f);
   if (forms.length === 0) forms.push(first);
   const form = forms[KEY_STATES.indexOf(st) % forms.length]!;
-  const res = await once(`stream-key-state:${st.slug}:${op.operationId}`, () =>
-    streamedRequest(op, unknownModel(), placeKey(form, key), undefined, 'persistent'),
-  );
+  const res = await once(`stream-key-state:${st.slug}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
   return { res, form };
 }
 
 /** The valid key's streamed unknown-model request of `op` in `form`, once per run (the unknown-model check and the state turns). */
 const streamForm = (op: GatewayOperation, form: KeyForm, key: string) =>
-  once(`stream-form:${form}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key), undefined, 'persistent'));
+  once(`stream-form:${form}:${op.operationId}`, () => streamedRequest(op, unknownModel(), placeKey(form, key)));
 
 /** The streamed request of `op` without any credential, once per run (its check, and the refused-form checks' control). */
-const noCredentialStream = (op: GatewayOperation) =>
-  once(`stream-no-credential:${op.operationId}`, () => streamedRequest(op, unknownModel(), undefined, undefined, 'persistent'));
+const noCredentialStream = (op: GatewayOperation) => once(`stream-no-credential:${op.operationId}`, () => streamedRequest(op, unknownModel(), undefined));
 
 // "Every request carries a credential": a streamed request without one is refused before any stream, as a plain one is.
 checkGroup('a streamed request without any credential is refused', () => {
@@ -210,7 +206,7 @@ checkGroup('the refusals that precede a stream', () => {
           if (st.v !== 'GATEWAY_IP_DENIED_KEY') return;
           if (shapeFor(op.display))
             expect(looseErrorCodes(res.body), `the error code of the IP allow-list refusal on ${op.display}`).toContain('access_denied');
-          expect(String(errorMessage(res.body) ?? res.body), 'the error message').toMatch(IP_MESSAGE, 'a message that speaks of the IP');
+          expectIpMessage(res.body);
         },
       );
     }
