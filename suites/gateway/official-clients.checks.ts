@@ -8,12 +8,24 @@ import { describe } from 'vitest';
 import { createRequire } from 'node:module';
 import type OpenAIClient from 'openai';
 import type AnthropicClient from '@anthropic-ai/sdk';
+import type { StopReason } from '@anthropic-ai/sdk/resources/messages';
 
 import { check, expect, type CheckTools } from '../../src/harness.js';
 import { baseUrl, runContext } from '../../src/context.js';
 import { chosenModel, gw, recordingFetch, requireValidKey, sdkCall, sdkError, unknownModel, withRecordedGlobalFetch, madeUpKey } from '../../src/gateway.js';
 
 const timeout = () => runContext().timeoutMs;
+/** The vendor B client's StopReason values, every one (a record over the client's type: a value it adds fails the typecheck here). */
+const STOP_REASON: Record<StopReason, true> = {
+  end_turn: true,
+  max_tokens: true,
+  stop_sequence: true,
+  tool_use: true,
+  pause_turn: true,
+  refusal: true,
+  model_context_window_exceeded: true,
+};
+const STOP_REASONS: string[] = Object.keys(STOP_REASON);
 /**
  * The SDKs are loaded when a check needs them, so a run that skips these checks does not pay for them. They are
  * loaded as CommonJS, which is what `require('openai')` gives: the vendors publish it beside the ES module build,
@@ -46,6 +58,14 @@ async function rejectsAs(call: () => Promise<unknown>, expected: abstract new (.
 }
 const bogus = () => madeUpKey();
 
+/** The vendor A client's ChatCompletionMessage: content a string, or null (a refusal, a tool call); code written against the client reads it there. */
+function expectChatMessage(message: unknown): void {
+  expect(message, 'choices[0].message').toBeTypeOf('object');
+  const content = (message as { content?: unknown }).content;
+  const readable = typeof content === 'string' || content === null;
+  expect(readable, `choices[0].message.content (the client's string or null), got ${JSON.stringify(content)}`).toBe(true);
+}
+
 // One official client call at a time: the vendor C client goes through the swapped global fetch, which must not
 // carry another check's requests; and an SDK's own connection reuse is not interleaved with other checks.
 describe.sequential('vendor A official client (openai)', () => {
@@ -63,7 +83,7 @@ describe.sequential('vendor A official client (openai)', () => {
       const completion = await sdkCall('chat.completions.create()', () =>
         client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Reply with the single word OK.' }], max_tokens: 16 }),
       );
-      expect(completion.choices?.[0]?.message, 'choices[0].message').toBeTypeOf('object');
+      expectChatMessage(completion.choices?.[0]?.message);
     },
   );
 
@@ -195,6 +215,13 @@ describe.sequential('vendor B official client (@anthropic-ai/sdk)', () => {
         client.messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'Reply with the single word OK.' }] }),
       );
       expect(Array.isArray(message.content), 'content blocks').toBe(true);
+      // The client's Message: its type is "message" and its stop_reason one of the client's StopReason values, or null
+      // (code written against the client switches on them).
+      expect(message.type, 'the message type').toBe('message');
+      expect(
+        message.stop_reason === null || STOP_REASONS.includes(message.stop_reason),
+        `stop_reason ${JSON.stringify(message.stop_reason)}: one of the client's StopReason values (${STOP_REASONS.join(', ')}) or null`,
+      ).toBe(true);
     },
   );
 

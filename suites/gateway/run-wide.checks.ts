@@ -402,18 +402,36 @@ async function every401AboutTheKey(t: CheckTools): Promise<void> {
 
 /**
  * Every 400 and 404 of the run (a request's defect: an invalid body, a path or model that does not exist) without a
- * channel: code: those "come from upstream accounts, not from the request". (401 is gw-every-401-about-the-key's; a
- * 403's "account disabled" may be read as an upstream account's, so it is not judged.)
+ * channel: code: those "come from upstream accounts, not from the request". So is the 429 that states the per-user
+ * limit of the key configured over it (ownLimit429): the caller's account's count, not an upstream account's. (401 is
+ * gw-every-401-about-the-key's; a 403's "account disabled" may be read as an upstream account's, so it is not judged;
+ * another 429 may report every upstream account rate limited, so it is not judged either.)
  */
 async function everyRequestDefectWithoutChannelCode(t: CheckTools): Promise<void> {
-  const seen = gatewayExchanges().filter((x) => [400, 404].includes(x.status!) && !x.truncated);
-  if (seen.length === 0) return t.notApplicable('the run saw no 400 or 404');
+  const seen = gatewayExchanges().filter((x) => ([400, 404].includes(x.status!) || ownLimit429(x)) && !x.truncated);
+  if (seen.length === 0) return t.notApplicable('the run saw no 400, no 404 and no per-user 429');
   for (const x of seen) {
     const code = looseErrorCodes(x.responseBody ?? '').find((c) => typeof c === 'string' && c.startsWith('channel:'));
     if (code)
-      t.violation(`${x.method} ${x.url}: a ${x.status}, a request's defect, with code ${code}, which comes from an upstream account, not from the request`);
+      t.violation(
+        x.status === 429
+          ? `${x.method} ${x.url}: the 429 of GATEWAY_RATE_LIMITED_KEY, whose body states the per-user limit (the account's own request count in its window, not an upstream account's), with code ${code}, which comes from an upstream account`
+          : `${x.method} ${x.url}: a ${x.status}, a request's defect, with code ${code}, which comes from an upstream account, not from the request`,
+      );
   }
-  t.observe('answers read', String(seen.length));
+  t.observe('answers read', `${seen.length} (${seen.filter((x) => x.status === 429).length} per-user 429s)`);
+}
+
+/**
+ * A 429 that names itself the per-user model-request limit: answered to the key configured over that limit, without
+ * Retry-After, its body stating a window in minutes and a count (the limits table's per-user row). That limit counts the
+ * caller's own account's requests; a 429 of another kind (an upstream's, "usually" not, or the IP level's) is not this.
+ */
+function ownLimit429(x: Exchange): boolean {
+  if (x.status !== 429 || x.responseHeaders?.['retry-after'] !== undefined) return false;
+  if (!credentialsOf(x).some((c) => /\$GATEWAY_RATE_LIMITED_KEY\b/.test(c))) return false;
+  const stated = statedLimit(x.responseBody ?? '');
+  return stated.windowMinutes !== undefined && stated.max !== undefined;
 }
 
 /** The suite's made-up model in a request: in its body (/v1), its path (vendor C) or the handshake's query. */
@@ -723,7 +741,8 @@ describe.sequential('every refusal the run saw: its code, its model, its body', 
   check(
     {
       id: 'gw-every-request-defect-without-channel-code',
-      title: "every 400 and 404 of the run (a request's defect) carried no channel: code (an upstream account's)",
+      title:
+        "every 400 and 404 of the run (a request's defect), and every 429 stating the per-user limit of the key over it, carried no channel: code (an upstream account's)",
       requirements: ['gw-channel-code-not-request'],
     },
     everyRequestDefectWithoutChannelCode,
