@@ -830,14 +830,23 @@ export function judge(res: HttpResponse, op: GatewayOperation): Judged {
   return { kind: 'other', what: `status ${res.status}${codes.length ? ` (${codes.join(', ')})` : ''}` };
 }
 
-/** The request of the key-placement checks: `op` naming an unknown model (nothing generates), the key placed as given. */
-export function unknownModelRequest(op: GatewayOperation, placement: Pick<SendOptions, 'headers' | 'query'> | undefined): Promise<HttpResponse> {
+/**
+ * The request of the key-placement checks: `op` naming an unknown model (nothing generates), the key placed as given;
+ * `billable` where the key is the valid one and a gateway that does not refuse the model would serve it (the
+ * unknown-model checks' request).
+ */
+export function unknownModelRequest(
+  op: GatewayOperation,
+  placement: Pick<SendOptions, 'headers' | 'query'> | undefined,
+  billable = false,
+): Promise<HttpResponse> {
   const model = unknownModel();
   return gatewaySend(op.path(model), {
     method: op.method,
     headers: { ...protocolHeaders(op.operationId), ...(placement?.headers ?? {}) },
     query: placement?.query,
     body: minimalBody(op.operationId, model),
+    billable,
     // The answer is an error either way: a 5xx is that answer, not unavailability. No upstream account serves a model
     // that does not exist, so a 502/503 every try, while the origin answers another request, is the answer too.
     retry: 'persistent',

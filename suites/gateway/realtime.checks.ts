@@ -62,9 +62,13 @@ async function shownOpening(t: CheckTools, key: string): Promise<WsOutcome> {
 const noCredential = async () =>
   once('realtime-no-credential', async () => openRealtime({ protocols: [gw().realtimeProtocol, gw().realtimeBetaProtocol], model: await chosenModel() }));
 
-/** Why a key the subprotocols cannot carry is not offered on the handshake. */
-const uncarried = (v: string) =>
-  `${v} holds characters a WebSocket subprotocol cannot carry (a subprotocol is an HTTP token, RFC 6455 §4.1), so no client can offer it on the realtime WebSocket`;
+/** A configured key (`v`) that the subprotocols cannot carry is not offered on the handshake: the check is not applicable. */
+function offerable(t: CheckTools, v: string, key: string): void {
+  if (!realtimeProtocols(key).every((p) => SUBPROTOCOL_TOKEN.test(p)))
+    t.notApplicable(
+      `${v} holds characters a WebSocket subprotocol cannot carry (a subprotocol is an HTTP token, RFC 6455 §4.1), so no client can offer it on the realtime WebSocket`,
+    );
+}
 
 // One handshake at a time: a WebSocket upgrade is never retried, so it is not sent into a burst of other requests.
 describe.sequential('the realtime WebSocket', () => {
@@ -184,8 +188,7 @@ describe.sequential('the realtime WebSocket', () => {
     },
     async (t) => {
       const limited = requireKey(t, 'GATEWAY_RATE_LIMITED_KEY');
-      if (!realtimeProtocols(limited).every((p) => SUBPROTOCOL_TOKEN.test(p)))
-        t.notApplicable('GATEWAY_RATE_LIMITED_KEY holds characters a WebSocket subprotocol cannot carry (RFC 6455 §4.1)');
+      offerable(t, 'GATEWAY_RATE_LIMITED_KEY', limited);
       await shownOpening(t, await requireValidKey(t));
       // The per-user 429 is the answer under test: an IP-level one (with Retry-After) is waited out once, as elsewhere.
       const r = await openRealtime({
@@ -214,7 +217,7 @@ describe.sequential('the realtime WebSocket', () => {
       },
       async (t) => {
         const key = requireKey(t, st.v);
-        if (!realtimeProtocols(key).every((p) => SUBPROTOCOL_TOKEN.test(p))) t.notApplicable(uncarried(st.v));
+        offerable(t, st.v, key);
         const valid = await requireValidKey(t);
         await shownOpening(t, valid);
         const r = await openRealtime({ protocols: realtimeProtocols(key), model: await chosenModel() });

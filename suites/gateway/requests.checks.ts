@@ -27,7 +27,7 @@ import {
   shapeFor,
   gatewayErrorInVendorA,
   typeNames,
-  unknownModel,
+  unknownModelRequest,
 } from '../../src/gateway.js';
 import { once } from '../../src/context.js';
 import { kebab } from '../../src/spec.js';
@@ -120,20 +120,8 @@ checkGroup('requests the gateway must refuse', () => {
       );
     };
     /** The request naming an unknown model, once per path (the code and the status are two checks). */
-    const unknown = (key: string) =>
-      once(`unknown-model:${op.operationId}`, () => {
-        const model = unknownModel();
-        return gatewaySend(op.path(model), {
-          method: op.method,
-          headers: { ...bearer(key), ...protocolHeaders(op.operationId) },
-          body: minimalBody(op.operationId, model),
-          billable: true,
-          // A 429 is retried (rate limiting says nothing about the model); a 5xx is the answer, not retried, and a
-          // 502/503 every try, while the origin answers another request, is the answer too (no upstream account serves a
-          // model that does not exist: src/retry-policy.ts, 'persistent').
-          retry: 'persistent',
-        });
-      });
+    // Billable: with the valid key, a gateway that does not refuse the model serves it.
+    const unknown = (key: string) => once(`unknown-model:${op.operationId}`, () => unknownModelRequest(op, { headers: bearer(key) }, true));
     check(
       {
         id: GW_CHECK_IDS.unknownModelCode(op.operationId),
