@@ -144,6 +144,11 @@ describe('the run-wide rules between pages', () => {
       },
     });
     expect(apiLinksUnderV1([story], pathOf)).toEqual({ judged: 2, bad: [expect.stringContaining('/api/v2/stories/s2') as string] });
+    // A link named api to an operation's path with no /api/ at all is judged; the website's page of it (aihot) is not.
+    const archive = seen('/api/v1/dailies', {
+      body: { items: [{ date: '2026-11-28', links: { aihot: '/dailies/2026-11-28', api: '/dailies/2026-11-28' } }] },
+    });
+    expect(apiLinksUnderV1([archive], pathOf)).toEqual({ judged: 1, bad: [expect.stringContaining('links.api /dailies/2026-11-28') as string] });
     const refs = (b: unknown) => (b as { story: { storyline: unknown[] } }).story.storyline;
     const r = referenceLinksNameTheirIds([story], { refs, id: (x) => (x as { publicId: string }).publicId, pathOf });
     expect(r).toEqual({ judged: 1, bad: [expect.stringContaining('to the story other') as string] });

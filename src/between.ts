@@ -1215,12 +1215,16 @@ function linksIn(value: unknown, where = ''): { at: string; link: string }[] {
 
 /** A documented operation's path under /api/, with whatever version segment it has (none, v1, v2, ...). */
 const OPERATION_UNDER_API = /^\/api\/(v\d+\/)?(?:items|hot-topics|stories\/[^/]+|dailies|dailies\/[^/]+|selected\/snapshot|selected\/changes)\/?$/;
+/** The same operation paths with no /api/ at all: a link the body names as its API link (`links.api`) that leads there. */
+const OPERATION_WITHOUT_API = /^\/(?:items|hot-topics|stories\/[^/]+|dailies|dailies\/[^/]+|selected\/snapshot|selected\/changes)\/?$/;
 
 /**
  * Every link of the run's 200 bodies that leads to one of the documented operations (under the base URL, /api/ and an
  * operation's path, with or without a version segment) leads to it under /api/v1 ("All paths are under the prefix
- * /api/v1"; feed-paths-v1-prefix). `pathOf` gives a URL's path under the base URL (undefined: outside it); links to
- * other hosts, pages and anything else under /api/ (a redirector, an image proxy) are not judged.
+ * /api/v1"; feed-paths-v1-prefix), and so does a link named `api` that leads to an operation's path with no /api/ at
+ * all (`links.api` of an archive entry pointing at /dailies/{date}). `pathOf` gives a URL's path under the base URL
+ * (undefined: outside it); links to other hosts, pages and anything else under /api/ (a redirector, an image proxy)
+ * are not judged.
  */
 export function apiLinksUnderV1(seen: Seen[], pathOf: (url: string) => string | undefined): Judged {
   const bad: string[] = [];
@@ -1234,10 +1238,13 @@ export function apiLinksUnderV1(seen: Seen[], pathOf: (url: string) => string | 
         continue;
       }
       const p = pathOf(url.href);
-      const op = p === undefined ? null : OPERATION_UNDER_API.exec(p);
-      if (url.origin !== new URL(s.x.url).origin || !op) continue;
+      if (url.origin !== new URL(s.x.url).origin || p === undefined) continue;
+      const op = OPERATION_UNDER_API.exec(p);
+      // Without /api/ a path may be the website's page of the same thing (links.aihot); not when the link is named api.
+      const namedApi = where.endsWith('.api') && OPERATION_WITHOUT_API.test(p);
+      if (!op && !namedApi) continue;
       judged++;
-      if (op[1] !== 'v1/') bad.push(`${at(s)}: ${where} ${link} leads to ${p}, a documented operation outside /api/v1`);
+      if (op?.[1] !== 'v1/') bad.push(`${at(s)}: ${where} ${link} leads to ${p}, a documented operation outside /api/v1`);
     }
   }
   return { judged, bad };

@@ -80,8 +80,9 @@ export async function notTheService(
       const second = await get('/api/v1/hot-topics');
       if (second.status !== 404 && !html(second.type)) return undefined;
     }
-    // A gateway refusing the keyless listing with an HTML page (a defect the error checks report) lists with the key.
-    if (service === 'gateway' && key && res.status === 401) {
+    // A gateway refusing the keyless listing with a 404 or an HTML page (defects the credential and error checks
+    // report) lists with the key: a wrong URL answers that 404 too.
+    if (service === 'gateway' && key) {
       const keyed = await get(probe, { authorization: `Bearer ${key}` });
       if (keyed.status !== 404 && !html(keyed.type)) return undefined;
     }

@@ -376,10 +376,11 @@ checkGroup('daily dates the endpoint rejects', () => {
           .tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 32, max: 99 }))
           .map(([y, m, d]) => `${y}-${String(m).padStart(2, '0')}-${d}`),
       );
-      // A date the archive serves, written in another form (basic, with a time, unpadded), is malformed all the same;
-      // unpadded in its year's January too (the served date may have no zero to leave out, as on 2026-11-26).
+      // A date the archive serves, written in another form (basic, with a time, unpadded, followed by a letter), is
+      // malformed all the same; unpadded in its year's January too (the served date may have no zero to leave out, as
+      // on 2026-11-26). The letter: a pattern not anchored at its end, or a filter that drops what is not a digit.
       const [y, m, d] = served.split('-');
-      const forms = [`${y}${m}${d}`, `${served}T08:00:00+08:00`, `${y}-${Number(m)}-${Number(d)}`, `${y}-1-5`, '2026-02-30'];
+      const forms = [`${y}${m}${d}`, `${served}T08:00:00+08:00`, `${y}-${Number(m)}-${Number(d)}`, `${y}-1-5`, `${served}x`, '2026-02-30'];
       await property(malformed, async (v) => void expectProblem(await feedGet(`/api/v1/dailies/${encodeURIComponent(v)}`), 400), {
         runs: 5,
         examples: [...new Set(forms)].filter((f) => f !== served),

@@ -883,6 +883,12 @@ function runItems(): { items: { x: Exchange; item: Record<string, unknown>; full
   return { items: out, pages };
 }
 
+/** Every story 200 of the run read whole (a GET, not framed on the wire). */
+const storyAnswers = () =>
+  operationExchanges().filter(
+    (x) => x.method === 'GET' && x.status === 200 && !x.truncated && !framedOnWire(x) && operationPath('feed', x.url)!.startsWith('/api/v1/stories/'),
+  );
+
 describe.sequential('every story the run read', () => {
   check(
     {
@@ -892,12 +898,9 @@ describe.sequential('every story the run read', () => {
     },
     async (t) => {
       const p = profile().story;
-      const stories = operationExchanges().filter(
-        (x) => x.method === 'GET' && x.status === 200 && !x.truncated && !framedOnWire(x) && operationPath('feed', x.url)!.startsWith('/api/v1/stories/'),
-      );
       let judged = 0;
       const bad: string[] = [];
-      for (const x of stories) {
+      for (const x of storyAnswers()) {
         const timeline = field(field(parsed(x), p.root!), p.timeline!);
         if (!Array.isArray(timeline) || timeline.length < 2) continue;
         judged++;
@@ -909,6 +912,31 @@ describe.sequential('every story the run read', () => {
       if (judged === 0) return t.notApplicable('the run read no story with two timeline entries or more');
       t.observe('stories read', String(judged));
       violations(t, bad, judged, 'story timelines were not newest first', (b) => b);
+    },
+  );
+
+  check(
+    {
+      id: 'feed-every-story-timeline-entry-once',
+      title: 'every story 200 the run read lists each entry of its coverage timeline once: no entry repeated whole (the same report shown twice)',
+      requirements: ['feed-story-timeline-each-report-once'],
+    },
+    async (t) => {
+      const p = profile().story;
+      let judged = 0;
+      const bad: string[] = [];
+      for (const x of storyAnswers()) {
+        const timeline = field(field(parsed(x), p.root!), p.timeline!);
+        if (!Array.isArray(timeline) || timeline.length < 2) continue;
+        judged++;
+        // Whole entries compared (every field the same): two reports of one event differ at least in their source or link.
+        const whole = timeline.map((e) => JSON.stringify(e));
+        const twice = whole.findIndex((e, i) => whole.indexOf(e) !== i);
+        if (twice >= 0) bad.push(`${where(x)}: entry ${twice} repeats entry ${whole.indexOf(whole[twice]!)} whole (${whole[twice]!.slice(0, 120)})`);
+      }
+      if (judged === 0) return t.notApplicable('the run read no story with two timeline entries or more');
+      t.observe('stories read', String(judged));
+      violations(t, bad, judged, 'story timelines listed an entry twice', (b) => b);
     },
   );
 });
