@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   apiLinksUnderV1,
+  matchingEtagAnsweredFull,
   changesCursorMoves,
   cursorPagesLeadOn,
   dailySame,
@@ -27,7 +28,10 @@ import { outline, type Exchange } from './http.js';
 const PATHS = { root: 'report', date: 'date', list: 'dates', entryDate: 'date' };
 let clock = Date.parse('2026-11-27T06:00:00Z');
 /** A GET 200 of a report by date, as the run-wide rules read it: whole (`body`) or past the recorder's bound (`digest`). */
-function seen(path: string, read: { body?: unknown; digest?: string; status?: number; responseBody?: string }): Seen {
+function seen(
+  path: string,
+  read: { body?: unknown; digest?: string; status?: number; responseBody?: string; etag?: string; requestHeaders?: Record<string, string> },
+): Seen {
   const sent = (clock += 100);
   const status = read.status ?? 200;
   const x = {
@@ -35,10 +39,10 @@ function seen(path: string, read: { body?: unknown; digest?: string; status?: nu
     url: `https://feed.example${path}`,
     startedAt: new Date(sent).toISOString(),
     status,
-    requestHeaders: {},
+    requestHeaders: read.requestHeaders ?? {},
     responseBody: read.responseBody,
   } as unknown as Exchange;
-  return { x, path: path.split('?')[0]!, key: path, sent, received: sent + 10, status, cached: false, body: read.body, digest: read.digest };
+  return { x, path: path.split('?')[0]!, key: path, sent, received: sent + 10, status, cached: false, body: read.body, digest: read.digest, etag: read.etag };
 }
 
 describe('dailySame: a past report does not change across the run', () => {
@@ -130,6 +134,13 @@ describe('the run-wide rules between pages', () => {
     const walk = seen('/api/v1/selected/snapshot?limit=500', { body: { items, hasMore: false } });
     const one = seen('/api/v1/selected/snapshot?limit=1', { body: { items: [items[0]], hasMore: false, nextPage: 'x' } });
     expect(smallSnapshotPagesHaveMore([walk, one], { list, id }).bad).toHaveLength(1);
+  });
+  it('matchingEtagAnsweredFull: a 200 carrying an ETag its If-None-Match listed', () => {
+    const req = (inm: string) => ({ 'if-none-match': inm });
+    const full = seen('/api/v1/stories/s1', { etag: 'W/"a"', requestHeaders: req('"x", W/"a"') });
+    const fresh = seen('/api/v1/stories/s1', { etag: '"b"', requestHeaders: req('"a"') });
+    const star = seen('/api/v1/stories/s1', { etag: '"a"', requestHeaders: req('*') });
+    expect(matchingEtagAnsweredFull([full, fresh, star])).toEqual({ judged: 2, bad: [expect.stringContaining('that same ETag (W/"a")') as string] });
   });
   it('apiLinksUnderV1 and referenceLinksNameTheirIds: links into the API', () => {
     const pathOf = (u: string) => new URL(u).pathname;

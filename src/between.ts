@@ -1218,6 +1218,30 @@ const OPERATION_UNDER_API = /^\/api\/(v\d+\/)?(?:items|hot-topics|stories\/[^/]+
 /** The same operation paths with no /api/ at all: a link the body names as its API link (`links.api`) that leads there. */
 const OPERATION_WITHOUT_API = /^\/(?:items|hot-topics|stories\/[^/]+|dailies|dailies\/[^/]+|selected\/snapshot|selected\/changes)\/?$/;
 
+/** The entity tags a request's If-None-Match lists (`*` not among them), each as sent. */
+const ENTITY_TAGS = /(?:W\/)?"[^"]*"/g;
+
+/**
+ * Every GET 200 of the run answered to an If-None-Match that listed the very ETag the 200 carries (weak comparison):
+ * the server says the client's version is the current one, so the answer is 304 ("an unchanged resource answers 304";
+ * feed-conditional-304), whatever the request was (a merged story's last ETag sent again, a cursor page revalidated).
+ * `*` is not judged here; nor an answer from a shared cache (Age above 0).
+ */
+export function matchingEtagAnsweredFull(seen: Seen[]): Judged {
+  const bad: string[] = [];
+  let judged = 0;
+  for (const s of seen) {
+    const sent = s.x.requestHeaders['if-none-match'];
+    if (s.x.method !== 'GET' || s.cached || !sent) continue;
+    const tags = sent.match(ENTITY_TAGS) ?? [];
+    if (tags.length === 0) continue;
+    judged++;
+    if (s.status === 200 && s.etag && tags.some((t) => weakMatch(t, s.etag!)))
+      bad.push(`${at(s)}: If-None-Match ${sent} answered 200 carrying that same ETag (${s.etag}), where 304 is required`);
+  }
+  return { judged, bad };
+}
+
 /**
  * Every link of the run's 200 bodies that leads to one of the documented operations (under the base URL, /api/ and an
  * operation's path, with or without a version segment) leads to it under /api/v1 ("All paths are under the prefix

@@ -47,6 +47,7 @@ import {
   movedUrls,
   noStaleNotModified,
   replacedVersionForCurrent,
+  matchingEtagAnsweredFull,
   noStaleHead,
   itemTitlesGoBack,
   sameDirectives,
@@ -1418,6 +1419,23 @@ describe.sequential('between two exchanges of the run: validators', () => {
     async (t) => {
       t.cite(...(await lateLook()).res);
       judge(t, noStaleNotModified(runSeen()), 'no 304 of the run followed a 200 of its URL', '304s answered an ETag their URL had already replaced');
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-matching-etag-not-answered-200',
+      title: 'no conditional GET of the run is answered 200 carrying an ETag its If-None-Match listed: the version the client has is answered 304',
+      requirements: ['feed-conditional-304'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        matchingEtagAnsweredFull(runSeen()),
+        'the run sent no conditional GET with an entity tag',
+        'conditional GETs were answered 200 with the ETag they had sent',
+      );
     },
   );
 
