@@ -135,13 +135,6 @@ describe('the run-wide rules between pages', () => {
     const one = seen('/api/v1/selected/snapshot?limit=1', { body: { items: [items[0]], hasMore: false, nextPage: 'x' } });
     expect(smallSnapshotPagesHaveMore([walk, one], { list, id }).bad).toHaveLength(1);
   });
-  it('matchingEtagAnsweredFull: a 200 carrying an ETag its If-None-Match listed', () => {
-    const req = (inm: string) => ({ 'if-none-match': inm });
-    const full = seen('/api/v1/stories/s1', { etag: 'W/"a"', requestHeaders: req('"x", W/"a"') });
-    const fresh = seen('/api/v1/stories/s1', { etag: '"b"', requestHeaders: req('"a"') });
-    const star = seen('/api/v1/stories/s1', { etag: '"a"', requestHeaders: req('*') });
-    expect(matchingEtagAnsweredFull([full, fresh, star])).toEqual({ judged: 2, bad: [expect.stringContaining('that same ETag (W/"a")') as string] });
-  });
   it('apiLinksUnderV1 and referenceLinksNameTheirIds: links into the API', () => {
     const pathOf = (u: string) => new URL(u).pathname;
     const story = seen('/api/v1/stories/s1', {
@@ -155,11 +148,6 @@ describe('the run-wide rules between pages', () => {
       },
     });
     expect(apiLinksUnderV1([story], pathOf)).toEqual({ judged: 2, bad: [expect.stringContaining('/api/v2/stories/s2') as string] });
-    // A link named api to an operation's path with no /api/ at all is judged; the website's page of it (aihot) is not.
-    const archive = seen('/api/v1/dailies', {
-      body: { items: [{ date: '2026-11-28', links: { aihot: '/dailies/2026-11-28', api: '/dailies/2026-11-28' } }] },
-    });
-    expect(apiLinksUnderV1([archive], pathOf)).toEqual({ judged: 1, bad: [expect.stringContaining('links.api /dailies/2026-11-28') as string] });
     const refs = (b: unknown) => (b as { story: { storyline: unknown[] } }).story.storyline;
     const r = referenceLinksNameTheirIds([story], { refs, id: (x) => (x as { publicId: string }).publicId, pathOf });
     expect(r).toEqual({ judged: 1, bad: [expect.stringContaining('to the story other') as string] });
@@ -444,5 +432,26 @@ describe('replacedVersionForCurrent: a conditional GET naming the current versio
       answer('"b"', { date: 'Sun, 29 Nov 2026 04:00:06 GMT' }),
     ]);
     expect(r.bad).toEqual([]);
+  });
+});
+
+describe('the run-wide rules between a conditional GET and its answer', () => {
+  it('matchingEtagAnsweredFull: a 200 carrying an ETag its If-None-Match listed', () => {
+    const req = (inm: string) => ({ 'if-none-match': inm });
+    const full = seen('/api/v1/stories/s1', { etag: 'W/"a"', requestHeaders: req('"x", W/"a"') });
+    const fresh = seen('/api/v1/stories/s1', { etag: '"b"', requestHeaders: req('"a"') });
+    const star = seen('/api/v1/stories/s1', { etag: '"a"', requestHeaders: req('*') });
+    expect(matchingEtagAnsweredFull([full, fresh, star])).toEqual({ judged: 2, bad: [expect.stringContaining('that same ETag (W/"a")') as string] });
+  });
+});
+
+describe('the run-wide rules on links named api', () => {
+  it("apiLinksUnderV1: a link named api to an operation's path with no /api/ at all", () => {
+    const pathOf = (u: string) => new URL(u).pathname;
+    // Judged; the website's page of it (aihot) is not.
+    const archive = seen('/api/v1/dailies', {
+      body: { items: [{ date: '2026-11-28', links: { aihot: '/dailies/2026-11-28', api: '/dailies/2026-11-28' } }] },
+    });
+    expect(apiLinksUnderV1([archive], pathOf)).toEqual({ judged: 1, bad: [expect.stringContaining('links.api /dailies/2026-11-28') as string] });
   });
 });
