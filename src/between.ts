@@ -1215,14 +1215,12 @@ function linksIn(value: unknown, where = ''): { at: string; link: string }[] {
 
 /** A documented operation's path under /api/, with whatever version segment it has (none, v1, v2, ...). */
 const OPERATION_UNDER_API = /^\/api\/(v\d+\/)?(?:items|hot-topics|stories\/[^/]+|dailies|dailies\/[^/]+|selected\/snapshot|selected\/changes)\/?$/;
-/** The same operation paths with no /api/ at all: a link the body names as its API link (`links.api`) that leads there. */
-const OPERATION_WITHOUT_API = /^\/(?:items|hot-topics|stories\/[^/]+|dailies|dailies\/[^/]+|selected\/snapshot|selected\/changes)\/?$/;
 
 /** The entity tags a request's If-None-Match lists (`*` not among them), each as sent. */
 const ENTITY_TAGS = /(?:W\/)?"[^"]*"/g;
 
 /**
- * Every GET 200 of the run answered to an If-None-Match that listed the very ETag the 200 carries (weak comparison):
+ * Every GET 200 of the run answered to an If-None-Match that listed the very ETag the 200 carries, as it carries it:
  * the server says the client's version is the current one, so the answer is 304 ("an unchanged resource answers 304";
  * feed-conditional-304), whatever the request was (a merged story's last ETag sent again, a cursor page revalidated).
  * `*` is not judged here; nor an answer from a shared cache (Age above 0).
@@ -1233,10 +1231,12 @@ export function matchingEtagAnsweredFull(seen: Seen[]): Judged {
   for (const s of seen) {
     const sent = s.x.requestHeaders['if-none-match'];
     if (s.x.method !== 'GET' || s.cached || !sent) continue;
-    const tags = sent.match(ENTITY_TAGS) ?? [];
+    const tags: string[] = sent.match(ENTITY_TAGS) ?? [];
     if (tags.length === 0) continue;
     judged++;
-    if (s.status === 200 && s.etag && tags.some((t) => weakMatch(t, s.etag!)))
+    // The tag as the run received it, character for character: a form the suite made of it (the weak form of a strong
+    // tag, or the reverse) is feed-if-none-match-forms' matter, not this rule's.
+    if (s.status === 200 && s.etag && tags.includes(s.etag))
       bad.push(`${at(s)}: If-None-Match ${sent} answered 200 carrying that same ETag (${s.etag}), where 304 is required`);
   }
   return { judged, bad };
@@ -1245,10 +1245,8 @@ export function matchingEtagAnsweredFull(seen: Seen[]): Judged {
 /**
  * Every link of the run's 200 bodies that leads to one of the documented operations (under the base URL, /api/ and an
  * operation's path, with or without a version segment) leads to it under /api/v1 ("All paths are under the prefix
- * /api/v1"; feed-paths-v1-prefix), and so does a link named `api` that leads to an operation's path with no /api/ at
- * all (`links.api` of an archive entry pointing at /dailies/{date}). `pathOf` gives a URL's path under the base URL
- * (undefined: outside it); links to other hosts, pages and anything else under /api/ (a redirector, an image proxy)
- * are not judged.
+ * /api/v1"; feed-paths-v1-prefix). `pathOf` gives a URL's path under the base URL (undefined: outside it); links to
+ * other hosts, pages and anything else under /api/ (a redirector, an image proxy) are not judged.
  */
 export function apiLinksUnderV1(seen: Seen[], pathOf: (url: string) => string | undefined): Judged {
   const bad: string[] = [];
@@ -1262,13 +1260,10 @@ export function apiLinksUnderV1(seen: Seen[], pathOf: (url: string) => string | 
         continue;
       }
       const p = pathOf(url.href);
-      if (url.origin !== new URL(s.x.url).origin || p === undefined) continue;
-      const op = OPERATION_UNDER_API.exec(p);
-      // Without /api/ a path may be the website's page of the same thing (links.aihot); not when the link is named api.
-      const namedApi = where.endsWith('.api') && OPERATION_WITHOUT_API.test(p);
-      if (!op && !namedApi) continue;
+      const op = p === undefined ? null : OPERATION_UNDER_API.exec(p);
+      if (url.origin !== new URL(s.x.url).origin || !op) continue;
       judged++;
-      if (op?.[1] !== 'v1/') bad.push(`${at(s)}: ${where} ${link} leads to ${p}, a documented operation outside /api/v1`);
+      if (op[1] !== 'v1/') bad.push(`${at(s)}: ${where} ${link} leads to ${p}, a documented operation outside /api/v1`);
     }
   }
   return { judged, bad };

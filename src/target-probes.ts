@@ -82,12 +82,15 @@ export async function notTheService(
     }
     // A gateway refusing the keyless listing with a 404 or an HTML page (defects the credential and error checks
     // report) lists with the key: a wrong URL answers that 404 too.
+    // After a 404 only a listing (200, JSON) says the URL is right: a wrong URL's proxy may refuse the key in JSON.
+    let keyed: { status: number; type: string } | undefined;
     if (service === 'gateway' && key) {
-      const keyed = await get(probe, { authorization: `Bearer ${key}` });
-      if (keyed.status !== 404 && !html(keyed.type)) return undefined;
+      keyed = await get(probe, { authorization: `Bearer ${key}` });
+      if (res.status === 404 ? keyed.status === 200 && /json/i.test(keyed.type) : keyed.status !== 404 && !html(keyed.type)) return undefined;
     }
     const what = service === 'feed' ? 'a content feed' : 'a model gateway';
-    return `this does not look like ${what}: GET ${url}${probe} answered ${res.status}${type ? ` ${type.split(';')[0]}` : ''}; check ${URL_SETTING[service]}${prefixHint(service, url)}`;
+    const withKey = keyed ? ` (with the key: ${keyed.status}${keyed.type ? ` ${keyed.type.split(';')[0]}` : ''})` : '';
+    return `this does not look like ${what}: GET ${url}${probe} answered ${res.status}${type ? ` ${type.split(';')[0]}` : ''}${withKey}; check ${URL_SETTING[service]}${prefixHint(service, url)}`;
   } catch {
     return undefined;
   } finally {

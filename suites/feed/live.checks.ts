@@ -1187,11 +1187,14 @@ checkGroup('procedures walked across a change', () => {
         // One look at each after the wait, as a polling client looks (If-None-Match with the last ETag the run saw it
         // answer; a version replayed to it shows in feed-run-matching-etag-not-answered-200): one that answers 308 then
         // was merged during it.
+        // A 304 to it is asked once more plainly: a merged story that answers its old ETag 304 is this check's own
+        // defect (the 308 comes first, also to a conditional request), seen when the plain look answers 308.
         await afterTheWait(start);
         const looks = await Promise.all(
           live.map(async (s) => {
             const etag = lastEtag(s.res.url);
-            return { s, res: await feedGet(storyPath(s.id), { continuation: true, ...(etag ? { headers: { 'if-none-match': etag } } : {}) }) };
+            const res = await feedGet(storyPath(s.id), { continuation: true, ...(etag ? { headers: { 'if-none-match': etag } } : {}) });
+            return { s, res: res.status === 304 ? await feedGet(storyPath(s.id), { continuation: true }) : res };
           }),
         );
         const hit = looks.find((l) => l.res.status === 308);
