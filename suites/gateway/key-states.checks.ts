@@ -210,13 +210,9 @@ checkGroup('an invalid key is refused on every path', () => {
           if (res.status >= 200 && res.status < 300) t.violation(`${where} was served (${res.status})`);
           expect(res.status, `${where} (with the valid key: ${c.what})`).toBe(401);
         }
-        // On the listing also the valid key with one character more (a key compared by its first characters takes it),
-        // put before a "-" after its prefix where it has one (new-api reads what follows one as a channel, not the key).
+        // On the listing also the valid key with one character more (a key compared by its first characters takes it).
         if (op.operationId === 'listModels') {
-          const dash = valid.indexOf('-', 3);
-          const longer = await gatewayGet('/v1/models', {
-            headers: { authorization: `Bearer ${dash < 0 ? `${valid}0` : `${valid.slice(0, dash)}0${valid.slice(dash)}`}` },
-          });
+          const longer = await gatewayGet('/v1/models', { headers: { authorization: `Bearer ${valid}0` } });
           t.cite(longer);
           expect(longer.status, `GET ${op.display} with the valid key followed by one more character (Authorization: Bearer)`).toBe(401);
         }
