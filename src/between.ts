@@ -1216,28 +1216,21 @@ function linksIn(value: unknown, where = ''): { at: string; link: string }[] {
 /** A documented operation's path under /api/, with whatever version segment it has (none, v1, v2, ...). */
 const OPERATION_UNDER_API = /^\/api\/(v\d+\/)?(?:items|hot-topics|stories\/[^/]+|dailies|dailies\/[^/]+|selected\/snapshot|selected\/changes)\/?$/;
 
-/** The entity tags a request's If-None-Match lists (`*` not among them), each as sent. */
-const ENTITY_TAGS = /(?:W\/)?"[^"]*"/g;
-
 /**
- * Every GET 200 of the run answered to an If-None-Match that listed the very ETag the 200 carries, as it carries it:
- * the server says the client's version is the current one, so the answer is 304 ("an unchanged resource answers 304";
- * feed-conditional-304), whatever the request was (a merged story's last ETag sent again, a cursor page revalidated).
- * `*` is not judged here; nor an answer from a shared cache (Age above 0).
+ * Every GET 200 of the run answered to an If-None-Match of one entity tag, the very ETag the 200 carries, as it carries
+ * it: the server says the client's version is the current one, so the answer is 304 ("an unchanged resource answers
+ * 304"; feed-conditional-304), whatever the request was (a merged story's last ETag sent again, a cursor page
+ * revalidated). Lists, `*` and a form the suite made of a tag (weak for strong, or the reverse) are
+ * feed-if-none-match-forms' matter, not this rule's; an answer from a shared cache (Age above 0) is not judged.
  */
 export function matchingEtagAnsweredFull(seen: Seen[]): Judged {
   const bad: string[] = [];
   let judged = 0;
   for (const s of seen) {
-    const sent = s.x.requestHeaders['if-none-match'];
-    if (s.x.method !== 'GET' || s.cached || !sent) continue;
-    const tags: string[] = sent.match(ENTITY_TAGS) ?? [];
-    if (tags.length === 0) continue;
+    const sent = s.x.requestHeaders['if-none-match']?.trim();
+    if (s.x.method !== 'GET' || s.cached || !sent || !/^(?:W\/)?"[^"]*"$/.test(sent)) continue;
     judged++;
-    // The tag as the run received it, character for character: a form the suite made of it (the weak form of a strong
-    // tag, or the reverse) is feed-if-none-match-forms' matter, not this rule's.
-    if (s.status === 200 && s.etag && tags.includes(s.etag))
-      bad.push(`${at(s)}: If-None-Match ${sent} answered 200 carrying that same ETag (${s.etag}), where 304 is required`);
+    if (s.status === 200 && s.etag === sent) bad.push(`${at(s)}: If-None-Match ${sent} answered 200 carrying that same ETag, where 304 is required`);
   }
   return { judged, bad };
 }
