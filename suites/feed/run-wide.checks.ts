@@ -896,6 +896,26 @@ const storyAnswers = () =>
     (x) => x.method === 'GET' && x.status === 200 && !x.truncated && !framedOnWire(x) && operationPath('feed', x.url)!.startsWith('/api/v1/stories/'),
   );
 
+/**
+ * Every story 200 of the run with two timeline entries or more, judged by `judge` (a break, described, or undefined):
+ * not applicable when the run read none.
+ */
+function everyTimeline(t: CheckTools, judge: (timeline: unknown[], x: Exchange) => string | undefined, broken: string): void {
+  const p = profile().story;
+  let judged = 0;
+  const bad: string[] = [];
+  for (const x of storyAnswers()) {
+    const timeline = field(field(parsed(x), p.root!), p.timeline!);
+    if (!Array.isArray(timeline) || timeline.length < 2) continue;
+    judged++;
+    const b = judge(timeline, x);
+    if (b) bad.push(`${where(x)}: ${b}`);
+  }
+  if (judged === 0) return t.notApplicable('the run read no story with two timeline entries or more');
+  t.observe('stories read', String(judged));
+  violations(t, bad, judged, broken, (b) => b);
+}
+
 describe.sequential('every story the run read', () => {
   check(
     {
@@ -903,23 +923,17 @@ describe.sequential('every story the run read', () => {
       title: 'every story 200 the run read (the one a 308 led to, a referenced one, one read again late) lists its coverage timeline newest first',
       requirements: ['feed-story-timeline-order'],
     },
-    async (t) => {
-      const p = profile().story;
-      let judged = 0;
-      const bad: string[] = [];
-      for (const x of storyAnswers()) {
-        const timeline = field(field(parsed(x), p.root!), p.timeline!);
-        if (!Array.isArray(timeline) || timeline.length < 2) continue;
-        judged++;
-        // Undated entries are feed-story-timeline-order's own check's finding; the order is judged between dated ones.
-        const times = timeline.map((e) => Date.parse(String(field(e, p.timelineTime!)))).filter((n) => !Number.isNaN(n));
-        const at = times.findIndex((n, i) => i > 0 && n > times[i - 1]!);
-        if (at > 0) bad.push(`${where(x)}: an entry of ${new Date(times[at]!).toISOString()} after one of ${new Date(times[at - 1]!).toISOString()}`);
-      }
-      if (judged === 0) return t.notApplicable('the run read no story with two timeline entries or more');
-      t.observe('stories read', String(judged));
-      violations(t, bad, judged, 'story timelines were not newest first', (b) => b);
-    },
+    async (t) =>
+      everyTimeline(
+        t,
+        (timeline) => {
+          // Undated entries are feed-story-timeline-order's own check's finding; the order is judged between dated ones.
+          const times = timeline.map((e) => Date.parse(String(field(e, profile().story.timelineTime!)))).filter((n) => !Number.isNaN(n));
+          const at = times.findIndex((n, i) => i > 0 && n > times[i - 1]!);
+          return at > 0 ? `an entry of ${new Date(times[at]!).toISOString()} after one of ${new Date(times[at - 1]!).toISOString()}` : undefined;
+        },
+        'story timelines were not newest first',
+      ),
   );
 
   check(
@@ -928,25 +942,19 @@ describe.sequential('every story the run read', () => {
       title: 'every story 200 the run read lists each report of its coverage timeline once: no entry with an id repeated whole (the same report shown twice)',
       requirements: ['feed-story-timeline-each-report-once'],
     },
-    async (t) => {
-      const p = profile().story;
-      let judged = 0;
-      const bad: string[] = [];
-      for (const x of storyAnswers()) {
-        const timeline = field(field(parsed(x), p.root!), p.timeline!);
-        if (!Array.isArray(timeline) || timeline.length < 2) continue;
-        judged++;
-        // An entry that names its report (an id: the entries' fields are not shown, the engine's carry one) and repeats
-        // another whole, id and every field, is one report listed twice; entries without an id are not judged (two
-        // reports of one source may look alike where entries are coarse).
-        const whole = timeline.map((e) => (reportId(e) === undefined ? undefined : JSON.stringify(e)));
-        const twice = whole.findIndex((e, i) => e !== undefined && whole.indexOf(e) !== i);
-        if (twice >= 0) bad.push(`${where(x)}: entry ${twice} repeats entry ${whole.indexOf(whole[twice])} whole (${whole[twice]!.slice(0, 120)})`);
-      }
-      if (judged === 0) return t.notApplicable('the run read no story with two timeline entries or more');
-      t.observe('stories read', String(judged));
-      violations(t, bad, judged, 'story timelines listed an entry twice', (b) => b);
-    },
+    async (t) =>
+      everyTimeline(
+        t,
+        (timeline) => {
+          // An entry that names its report (an id: the entries' fields are not shown, the engine's carry one) and
+          // repeats another whole, id and every field, is one report listed twice; entries without an id are not
+          // judged (two reports of one source may look alike where entries are coarse).
+          const whole = timeline.map((e) => (reportId(e) === undefined ? undefined : JSON.stringify(e)));
+          const twice = whole.findIndex((e, i) => e !== undefined && whole.indexOf(e) !== i);
+          return twice >= 0 ? `entry ${twice} repeats entry ${whole.indexOf(whole[twice])} whole (${whole[twice]!.slice(0, 120)})` : undefined;
+        },
+        'story timelines listed a report twice',
+      ),
   );
 });
 
