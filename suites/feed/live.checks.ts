@@ -1184,19 +1184,9 @@ checkGroup('procedures walked across a change', () => {
         .find((s) => s.etag);
       if (!merged && !live.length) return t.notApplicable('no story the hot topics link answered 200 with an ETag');
       if (!merged) {
-        // One look at each after the wait, as a polling client looks (If-None-Match with the last ETag the run saw it
-        // answer; a version replayed to it shows in feed-run-matching-etag-not-answered-200): one that answers 308 then
-        // was merged during it.
-        // A 304 to it is asked once more plainly: a merged story that answers its old ETag 304 is this check's own
-        // defect (the 308 comes first, also to a conditional request), seen when the plain look answers 308.
+        // One look at each after the wait (lookAgain): one that answers 308 then was merged during it.
         await afterTheWait(start);
-        const looks = await Promise.all(
-          live.map(async (s) => {
-            const etag = lastEtag(s.res.url);
-            const res = await feedGet(storyPath(s.id), { continuation: true, ...(etag ? { headers: { 'if-none-match': etag } } : {}) });
-            return { s, res: res.status === 304 ? await feedGet(storyPath(s.id), { continuation: true }) : res };
-          }),
-        );
+        const looks = await Promise.all(live.map(async (s) => ({ s, res: await lookAgain(s.id, lastEtag(s.res.url)) })));
         const hit = looks.find((l) => l.res.status === 308);
         // Its last ETag: the run's last 200 of it (another check may have read it after this one's first look).
         if (hit) merged = { id: hit.s.id, res: hit.res, etag: lastEtag(hit.s.res.url) ?? hit.s.res.header('etag')! };
@@ -1300,6 +1290,17 @@ checkGroup('a mirror kept on after it caught up', () => {
     },
   );
 });
+
+/**
+ * A story looked at again as a polling client looks: If-None-Match with the last ETag the run saw it answer (a version
+ * replayed to it shows in feed-run-matching-etag-not-answered-200). A 304 is asked once more plainly: a merged story
+ * that answers its old ETag 304 is feed-live-merge-308's own defect (the 308 comes first, also to a conditional
+ * request), seen when the plain look answers 308.
+ */
+async function lookAgain(id: string, etag: string | undefined): Promise<HttpResponse> {
+  const res = await feedGet(storyPath(id), { continuation: true, ...(etag ? { headers: { 'if-none-match': etag } } : {}) });
+  return res.status === 304 ? feedGet(storyPath(id), { continuation: true }) : res;
+}
 
 /**
  * `c` sent again CURSOR_REUSE_MS after `c.at` (when it was issued, or first used), or at `notAfter` if that comes first: while its anchor (the last
