@@ -81,16 +81,16 @@ export async function notTheService(
       if (second.status !== 404 && !html(second.type)) return undefined;
     }
     // A gateway refusing the keyless listing with a 404 or an HTML page (defects the credential and error checks
-    // report) lists with the key: a wrong URL answers that 404 too.
-    // After a 404 only a listing (200, JSON) says the URL is right: a wrong URL's proxy may refuse the key in JSON.
+    // report) lists with the key. After a 404 only a listing (200, JSON) says the URL is right: a wrong URL answers
+    // that 404 too, and its proxy may refuse the key in JSON.
     let keyed: { status: number; type: string } | undefined;
     if (service === 'gateway' && key) {
       keyed = await get(probe, { authorization: `Bearer ${key}` });
       if (res.status === 404 ? keyed.status === 200 && /json/i.test(keyed.type) : keyed.status !== 404 && !html(keyed.type)) return undefined;
     }
     const what = service === 'feed' ? 'a content feed' : 'a model gateway';
-    const withKey = keyed ? ` (with the key: ${keyed.status}${keyed.type ? ` ${keyed.type.split(';')[0]}` : ''})` : '';
-    return `this does not look like ${what}: GET ${url}${probe} answered ${res.status}${type ? ` ${type.split(';')[0]}` : ''}${withKey}; check ${URL_SETTING[service]}${prefixHint(service, url)}`;
+    const answer = (a: { status: number; type: string }) => `${a.status}${a.type ? ` ${a.type.split(';')[0]}` : ''}`;
+    return `this does not look like ${what}: GET ${url}${probe} answered ${answer(res)}${keyed ? ` (with the key: ${answer(keyed)})` : ''}; check ${URL_SETTING[service]}${prefixHint(service, url)}`;
   } catch {
     return undefined;
   } finally {
