@@ -288,7 +288,7 @@ async function probeTargets(run: Run): Promise<number | undefined> {
 async function runChecks(run: Run): Promise<void> {
   const { config } = run;
   // What the outputs take long to load loads while the checks run (the HTML report's Allure process, the facets).
-  warmOutputs({ html: config.html });
+  warmOutputs({ html: config.html, dir: config.reportDir });
   run.env[CONTEXT_VAR] = JSON.stringify(contextOf(config));
   const first = config.feedUrl ? firstAnswer(config.feedUrl) : undefined;
   if (first) run.env[FIRST_ITEMS_VAR] = JSON.stringify(first);

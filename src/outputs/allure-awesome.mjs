@@ -2,36 +2,97 @@
 // self-contained file, written by Allure's own API (what `allure awesome --single-file` runs) in a process of its
 // own. Not through Allure's command line: it loads every plugin Allure ships (classic, dashboard, jira, slack, …)
 // before it parses its arguments, 0.8 s of a 2 s generation; this loads the report core and the awesome plugin
-// only (0.3 s). Without the three paths it loads them and waits for them as a message (src/outputs/html.ts starts
-// it so while the checks run, and sends the paths once the results are complete); it ends when its parent does.
+// only (0.3 s).
+//
+// Without the three paths it loads them and waits for messages (src/outputs/html.ts starts it so while the checks
+// run): `open` (the results and output directories) starts the report; each `file` after it (an attachment, final
+// once written) is read into the report then, while the checks go on, so that the end of the run reads only the
+// results; `generate` (the report's name) reads what is left in the directory and writes the report. A `generate`
+// with all three paths and no `open` before it reads the whole directory then. It ends when its parent does.
+import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [allurePackage, ...paths] = process.argv.slice(2);
 const fromAllure = createRequire(allurePackage);
 const load = (id) => import(pathToFileURL(fromAllure.resolve(id)).href);
-const modules = Promise.all([load('@allurereport/core'), load('@allurereport/plugin-awesome')]);
+const modules = Promise.all([load('@allurereport/core'), load('@allurereport/plugin-awesome'), load('@allurereport/reader-api')]);
 
-async function generate(resultsDir, output, name) {
+/** The report's name until `generate` gives it (Allure adds a CI job's name to what it is given: that part is kept). */
+const PLACEHOLDER = 'conformance-report-name-placeholder';
+
+async function openReport(resultsDir, output) {
   const [{ AllureReport, readConfig }, { default: AwesomePlugin }] = await modules;
   // The configuration `allure awesome` builds from its options (allure/dist/commands/awesome.js), read from the
   // results' directory (no allurerc of the caller's working directory applies).
-  const config = await readConfig(resultsDir, undefined, { output, name });
+  const config = await readConfig(resultsDir, undefined, { output, name: PLACEHOLDER });
   const options = { singleFile: true, theme: 'light', reportLanguage: 'en', groupBy: ['parentSuite', 'suite', 'subSuite'] };
   config.plugins = [{ id: 'awesome', enabled: true, options, plugin: new AwesomePlugin(options) }];
   const report = new AllureReport(config);
   await report.start();
-  await report.readDirectory(resultsDir);
-  await report.done();
+  return report;
+}
+
+/** One report being written: the files read into it so far, one after another. */
+class Streamed {
+  constructor(resultsDir, output) {
+    this.resultsDir = resultsDir;
+    this.output = output;
+    this.read = new Set();
+    this.report = openReport(resultsDir, output);
+    this.queue = this.report.then(() => undefined);
+  }
+
+  /** Read one file into the report, after those before it (held in memory: the report's end reads no file again). */
+  add(name) {
+    if (this.read.has(name)) return this.queue;
+    this.read.add(name);
+    this.queue = this.queue.then(async () => {
+      const [, , { BufferResultFile }] = await modules;
+      const report = await this.report;
+      let content;
+      try {
+        content = await readFile(path.join(this.resultsDir, name));
+      } catch {
+        this.read.delete(name); // gone or not readable now: the directory's read at the end tries it again
+        return;
+      }
+      await report.readResult(new BufferResultFile(content, name));
+    });
+    return this.queue;
+  }
+
+  async generate(name) {
+    const entries = await readdir(this.resultsDir, { withFileTypes: true });
+    for (const e of entries.filter((d) => d.isFile() && !d.name.endsWith('.tmp')).sort((a, b) => a.name.localeCompare(b.name))) this.add(e.name);
+    await this.queue;
+    const report = await this.report;
+    report.reportName = report.reportName.replace(PLACEHOLDER, name);
+    await report.done();
+  }
 }
 
 const fail = (e) => {
   console.error(e?.stack ?? String(e));
   process.exit(1);
 };
-if (paths.length === 3) await generate(...paths).catch(fail);
-else {
-  process.once('message', (m) => generate(m.resultsDir, m.output, m.name).then(() => process.exit(0), fail));
+
+if (paths.length === 3) {
+  const [resultsDir, output, name] = paths;
+  await new Streamed(resultsDir, output).generate(name).catch(fail);
+} else {
+  let streamed;
+  process.on('message', (m) => {
+    if (m.type === 'open') {
+      streamed = new Streamed(m.resultsDir, m.output);
+      streamed.report.catch(fail);
+    } else if (m.type === 'file') streamed?.add(m.name).catch(fail);
+    else if (m.type === 'generate') {
+      const s = streamed?.resultsDir === m.resultsDir && streamed.output === m.output ? streamed : new Streamed(m.resultsDir, m.output);
+      s.generate(m.name).then(() => process.exit(0), fail);
+    }
+  });
   process.once('disconnect', () => process.exit(0));
   await modules.catch(fail);
   process.send?.('ready');

@@ -35,6 +35,15 @@ export function lastSuiteLabels<L extends { name: string }>(labels: L[]): L[] {
   return labels.filter((l, i) => !SUITE_LABELS.has(l.name) || last.get(l.name) === i);
 }
 
+/** Told of each attachment once it is on disk whole (the HTML report's process reads it then, while the run goes on). */
+type AttachmentListener = (resultsDir: string, name: string) => void;
+const attachmentListeners = new Set<AttachmentListener>();
+/** Listen for attachments written from now on; gives the function that stops listening. */
+export function onAttachmentWritten(fn: AttachmentListener): () => void {
+  attachmentListeners.add(fn);
+  return () => attachmentListeners.delete(fn);
+}
+
 export class PlainFileWriter extends FileSystemWriter {
   private readonly dir: string;
   private made = false;
@@ -67,6 +76,9 @@ export class PlainFileWriter extends FileSystemWriter {
     const temp = `${file}.${process.pid}.${++this.written}.tmp`;
     const p: Promise<void> = write(temp)
       .then(() => rename(temp, file))
+      .then(() => {
+        if (/-attachment\./.test(name)) for (const fn of attachmentListeners) fn(this.dir, name);
+      })
       .catch((e: unknown) => {
         this.failed ??= e;
       })

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { readingsOf, type Summary } from '../verdicts.js';
 import { esc, targetLine } from './html-page.js';
 import { publishableAllure } from './publishable.js';
-import { lastSuiteLabels } from './allure-results.js';
+import { lastSuiteLabels, onAttachmentWritten } from './allure-results.js';
 
 const require = createRequire(import.meta.url);
 
@@ -49,21 +49,37 @@ function referenced(child: ChildProcess, on: boolean): void {
     else h?.unref?.();
 }
 
-let warm: Allure | undefined;
+/** The warm process, with the report it has opened (prewarmHtml given the report directory). */
+type Warm = Allure & { resultsDir?: string; htmlDir?: string; stopListening?: () => void };
+let warm: Warm | undefined;
 /**
  * Start the HTML report's Allure process now, while the checks run: it loads its modules (0.3 s) meanwhile and
  * writes the report as soon as generateHtml gives it the paths. It ends with this process if it is never used.
+ * Given the report directory, it also opens the report there now and reads each attachment as the run writes it
+ * (some 1,900 files, the bulk of what the report embeds), so that the run's end leaves it only the results to read.
  */
-export function prewarmHtml(): void {
+export function prewarmHtml(reportDir?: string): void {
   if (warm) return;
-  warm = start();
-  warm.child.on('error', () => (warm = undefined));
-  referenced(warm.child, false);
+  const w: Warm = start();
+  warm = w;
+  w.child.on('error', () => {
+    w.stopListening?.();
+    if (warm === w) warm = undefined;
+  });
+  referenced(w.child, false);
+  if (reportDir === undefined) return;
+  w.resultsDir = path.resolve(reportDir, 'allure-results');
+  w.htmlDir = path.resolve(reportDir, 'html');
+  w.child.send({ type: 'open', resultsDir: w.resultsDir, output: w.htmlDir });
+  w.stopListening = onAttachmentWritten((dir, name) => {
+    if (path.resolve(dir) === w.resultsDir && w.child.connected) w.child.send({ type: 'file', name });
+  });
 }
 
 function takeWarm(): Allure | undefined {
   const w = warm;
   warm = undefined;
+  w?.stopListening?.();
   return w?.child.connected ? w : undefined;
 }
 
@@ -166,7 +182,7 @@ export async function generateHtml(resultsDir: string, outDir: string, name: str
     child.on('close', (c) => resolve(c ?? 1));
     if (child.connected) {
       referenced(child, true);
-      child.send(paths);
+      child.send({ type: 'generate', ...paths });
     }
   });
   const file = path.join(outDir, 'index.html');

@@ -32,6 +32,13 @@ export interface Report {
   shards?: string[];
 }
 
+/** What warming the outputs knows: whether the HTML report is wanted, and the report directory when it is the run's. */
+export interface Warm {
+  html: boolean;
+  /** The report directory the run writes its Allure results to (the HTML report's process reads them as they come). */
+  dir?: string;
+}
+
 export interface Output {
   /** Its file or folder in the report directory. */
   name: string;
@@ -44,7 +51,7 @@ export interface Output {
   /** The output whose files it reads: written once that one is (the others are written at once, side by side). */
   after?: string;
   /** Starts what it takes long to load, while the run goes on (warmOutputs). */
-  warm?(o: { html: boolean }): void;
+  warm?(o: Warm): void;
   /** Writes it; gives what it wrote (undefined when there was nothing to write), or throws why it could not. */
   write(r: Report): string | undefined | Promise<string | undefined>;
 }
@@ -94,7 +101,7 @@ export const OUTPUTS: Output[] = [
     name: 'html',
     label: 'HTML report',
     after: 'allure-results',
-    warm: (o) => o.html && prewarmHtml(),
+    warm: (o) => o.html && prewarmHtml(o.dir),
     write: (r) => (r.html ? writeAllureHtml(r.dir, r.summary, r.title) : undefined),
   },
   {
@@ -130,7 +137,7 @@ export function prepareReportDir(dir: string): string | undefined {
  * core): the HTML report's Allure process (0.3 s of loading) and the matrix's facets (0.4 s). Each command calls it
  * before its checks or its client run; writeReport works without it too.
  */
-export function warmOutputs(o: { html: boolean }): void {
+export function warmOutputs(o: Warm): void {
   for (const output of OUTPUTS) output.warm?.(o);
 }
 
