@@ -22,8 +22,25 @@ const modules = Promise.all([load('@allurereport/core'), load('@allurereport/plu
 /** The report's name until `generate` gives it (Allure adds a CI job's name to what it is given: that part is kept). */
 const PLACEHOLDER = 'conformance-report-name-placeholder';
 
+/**
+ * Allure's descriptor of a run outside a known CI service reads the repository's name, branch and remote from git each
+ * time the report asks (five git processes as the page is written, 0.1 s at the run's end): each is read once, here,
+ * while the checks run. What the report shows is the same. If Allure's layout changes, the report is written as before.
+ */
+async function settleLocalCi() {
+  try {
+    const ci = createRequire(fromAllure.resolve('@allurereport/core')).resolve('@allurereport/ci');
+    const { local } = await import(pathToFileURL(path.join(path.dirname(ci), 'detectors', 'local.js')).href);
+    for (const key of ['repoName', 'jobRunBranch', 'provider', 'repository', 'sourceBranch'])
+      Object.defineProperty(local, key, { value: local[key], configurable: true, enumerable: true });
+  } catch {
+    // left as Allure has it
+  }
+}
+
 async function openReport(resultsDir, output) {
   const [{ AllureReport, readConfig }, { default: AwesomePlugin }] = await modules;
+  await settleLocalCi();
   // The configuration `allure awesome` builds from its options (allure/dist/commands/awesome.js), read from the
   // results' directory (no allurerc of the caller's working directory applies).
   const config = await readConfig(resultsDir, undefined, { output, name: PLACEHOLDER });
