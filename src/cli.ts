@@ -11,7 +11,7 @@ import { AllureResultsReporter } from './outputs/allure-results.js';
 import { startVitest } from 'vitest/node';
 import { ConfigError, USAGE, describeConfig, parseConfig, type RunConfig } from './config.js';
 import { CONTEXT_VAR, EXCHANGES_FILE, FIRST_ITEMS_VAR, type RunContext } from './context.js';
-import { SIGNAL_EXIT, summarize, USAGE_EXIT, type Summary } from './verdicts.js';
+import { applyDeviation, SIGNAL_EXIT, summarize, USAGE_EXIT, type Summary } from './verdicts.js';
 import { ResultCollector } from './collector.js';
 import { closingLines, ProgressReporter, verdictLine } from './outputs/console.js';
 import { failedOutputs, prepareReportDir, reportLines, warmOutputs, writeReport, type Report } from './outputs/index.js';
@@ -188,14 +188,21 @@ async function startTargets(configured: RunConfig, env: NodeJS.ProcessEnv): Prom
     ...(config.embedded ? { description: 'the embedded reference deployments of this suite, not a deployment of yours (no URL was configured)' } : {}),
   };
   const resultsDir = path.join(config.reportDir, 'allure-results');
+  const collector = new ResultCollector();
+  // Each result is written as the HTML report shows it, with the verdict the summary will give its check (the
+  // collector has it by then: it is the reporter before Allure's), so the report's process can read it at once.
+  const shownAs = (id: string) => {
+    const r = collector.latest(id);
+    return r && applyDeviation(publishableCheck(r), config.knownDeviations);
+  };
   return {
     config,
     env,
     startedAt,
     targets,
-    collector: new ResultCollector(),
+    collector,
     resultsDir,
-    allure: new AllureResultsReporter(resultsDir),
+    allure: new AllureResultsReporter(resultsDir, shownAs),
     probes: 0,
     closeEmbedded,
   };

@@ -9,6 +9,12 @@ export class ResultCollector implements Reporter {
   readonly results: CheckResult[] = [];
   readonly harnessErrors: string[] = [];
   private readonly testIds = new Map<CheckResult, string>();
+  private readonly byId = new Map<string, CheckResult>();
+
+  /** The result of the check with this id collected last, if any. */
+  latest(id: string): CheckResult | undefined {
+    return this.byId.get(id);
+  }
 
   onTestCaseResult(tc: TestCase): void {
     const meta = tc.meta();
@@ -38,6 +44,7 @@ export class ResultCollector implements Reporter {
     };
     this.results.push(result);
     this.testIds.set(result, tc.id);
+    this.byId.set(result.id, result);
   }
 
   onTestModuleEnd(mod: TestModule): void {

@@ -571,7 +571,7 @@ function decidedFirst<T extends { id: string }>(xs: T[], elsewhere: (x: T) => bo
 const covers = (d: KnownDeviation, r: CheckResult) => d.id === r.id || r.requirements.includes(d.id);
 
 /** A failure or warning a known-deviations entry covers becomes a known deviation: reported, not failing the run. */
-function applyDeviation(r: CheckResult, deviations: KnownDeviation[]): CheckResult {
+export function applyDeviation(r: CheckResult, deviations: KnownDeviation[]): CheckResult {
   if (r.verdict !== 'failed' && r.verdict !== 'warning') return r;
   const d = deviations.find((x) => covers(x, r));
   return d ? { ...r, verdict: 'known-deviation', knownDeviation: d } : r;

@@ -6,8 +6,9 @@
 //
 // Without the three paths it loads them and waits for messages (src/outputs/html.ts starts it so while the checks
 // run): `open` (the results and output directories) starts the report; each `file` after it (an attachment, final
-// once written) is read into the report then, while the checks go on, so that the end of the run reads only the
-// results; `generate` (the report's name) reads what is left in the directory and writes the report. A `generate`
+// once written) and each final result is read into the report then, while the checks go on; `generate` (the
+// report's name, and the files rewritten since they were sent) reads what is left in the directory, or all of it
+// again when a file it read was rewritten, and writes the report. A `generate`
 // with all three paths and no `open` before it reads the whole directory then. It ends when its parent does.
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -18,6 +19,16 @@ const [allurePackage, ...paths] = process.argv.slice(2);
 const fromAllure = createRequire(allurePackage);
 const load = (id) => import(pathToFileURL(fromAllure.resolve(id)).href);
 const modules = Promise.all([load('@allurereport/core'), load('@allurereport/plugin-awesome'), load('@allurereport/reader-api')]);
+/**
+ * The Markdown renderer the awesome plugin renders each result's description with at the end (`new MarkdownIt()`,
+ * its converters.js): a result read while the run goes on is rendered then, the same way, and carries it as its
+ * descriptionHtml, which the plugin uses as it is. Without it (Allure's layout changed), the plugin renders as before.
+ */
+const markdown = (async () => {
+  const plugin = createRequire(fromAllure.resolve('@allurereport/plugin-awesome'));
+  const { default: MarkdownIt } = await import(pathToFileURL(plugin.resolve('markdown-it')).href);
+  return new MarkdownIt();
+})().catch(() => undefined);
 
 /** The report's name until `generate` gives it (Allure adds a CI job's name to what it is given: that part is kept). */
 const PLACEHOLDER = 'conformance-report-name-placeholder';
@@ -51,6 +62,18 @@ async function openReport(resultsDir, output) {
   return report;
 }
 
+async function withDescriptionHtml(content) {
+  const md = await markdown;
+  if (!md) return content;
+  try {
+    const r = JSON.parse(content.toString('utf8'));
+    if (typeof r.description !== 'string' || !r.description || r.descriptionHtml) return content;
+    return Buffer.from(JSON.stringify({ ...r, descriptionHtml: md.render(r.description) }));
+  } catch {
+    return content; // not JSON: Allure's reader says so
+  }
+}
+
 /** One report being written: the files read into it so far, one after another. */
 class Streamed {
   constructor(resultsDir, output) {
@@ -75,6 +98,7 @@ class Streamed {
         this.read.delete(name); // gone or not readable now: the directory's read at the end tries it again
         return;
       }
+      if (name.endsWith('-result.json')) content = await withDescriptionHtml(content);
       await report.readResult(new BufferResultFile(content, name));
     });
     return this.queue;
@@ -106,7 +130,10 @@ if (paths.length === 3) {
       streamed.report.catch(fail);
     } else if (m.type === 'file') streamed?.add(m.name).catch(fail);
     else if (m.type === 'generate') {
-      const s = streamed?.resultsDir === m.resultsDir && streamed.output === m.output ? streamed : new Streamed(m.resultsDir, m.output);
+      // A file it read and that was rewritten since (a result whose verdict the end of the run changed): read anew.
+      const same = streamed?.resultsDir === m.resultsDir && streamed.output === m.output;
+      const stale = same && (m.rewritten ?? []).some((n) => streamed.read.has(n));
+      const s = same && !stale ? streamed : new Streamed(m.resultsDir, m.output);
       s.generate(m.name).then(() => process.exit(0), fail);
     }
   });

@@ -14,6 +14,7 @@ import AllureVitestReporter, { type AllureVitestReporterConfig } from 'allure-vi
 import { FileSystemWriter } from 'allure-js-commons/sdk/reporter';
 import type { TestCase, Vitest } from 'vitest/node';
 import { publishableAllure } from './publishable.js';
+import type { CheckResult } from '../verdicts.js';
 
 type Written = Parameters<FileSystemWriter['writeResult']>[0];
 type Group = Parameters<FileSystemWriter['writeGroup']>[0];
@@ -35,13 +36,58 @@ export function lastSuiteLabels<L extends { name: string }>(labels: L[]): L[] {
   return labels.filter((l, i) => !SUITE_LABELS.has(l.name) || last.get(l.name) === i);
 }
 
-/** Told of each attachment once it is on disk whole (the HTML report's process reads it then, while the run goes on). */
-type AttachmentListener = (resultsDir: string, name: string) => void;
-const attachmentListeners = new Set<AttachmentListener>();
-/** Listen for attachments written from now on; gives the function that stops listening. */
-export function onAttachmentWritten(fn: AttachmentListener): () => void {
-  attachmentListeners.add(fn);
-  return () => attachmentListeners.delete(fn);
+/** What the HTML report reads of an Allure result. */
+export interface AllureResult {
+  labels?: { name: string; value: string }[];
+  status?: string;
+  statusDetails?: { message?: string; trace?: string };
+  steps?: AllureResult[];
+  fullName?: string;
+}
+
+/** A check's verdict as the run's summary gives it (the known deviation it matched, the level, the message). */
+export type ShownCheck = Pick<CheckResult, 'verdict' | 'knownDeviation' | 'level' | 'message'>;
+
+/**
+ * An Allure result as the HTML report shows it:
+ * - allure-vitest labels each result with suites taken from the describe blocks; the harness labels it with the
+ *   document, section and requirement. Only the harness's are kept (the last of each name), so the report is
+ *   organised by document -> section -> requirement.
+ * - the status shows the suite's verdict: a known deviation is skipped with its reason, a SHOULD/MAY warning is
+ *   "unknown" with the warning (not a plain pass).
+ * - fit to publish (src/outputs/publishable.ts).
+ */
+export function asShown<R extends AllureResult>(r: R, checkOf: (id: string) => ShownCheck | undefined): R {
+  const labels = r.labels ?? [];
+  const check = checkOf(labels.find((l) => l.name === 'check')?.value ?? '');
+  let out: R = { ...r, labels: lastSuiteLabels(labels) };
+  if (check?.verdict === 'known-deviation') {
+    const d = check.knownDeviation!;
+    out = {
+      ...out,
+      status: 'skipped',
+      statusDetails: { ...r.statusDetails, message: `Known deviation: ${d.reason}${d.link ? ` (${d.link})` : ''}\n\n${check.message ?? ''}` },
+    };
+  } else if (check?.verdict === 'warning') {
+    out = {
+      ...out,
+      status: 'unknown',
+      statusDetails: { ...r.statusDetails, message: `Warning: a ${check.level} requirement is not met (this does not fail the run)\n\n${check.message ?? ''}` },
+    };
+  }
+  return publishableAllure(out);
+}
+
+/**
+ * Told of each file once it is on disk whole and final (the HTML report's process reads it then, while the run goes
+ * on): every attachment, and each result when the writer knows the run's verdicts (see PlainFileWriter.shownAs).
+ */
+type FileListener = (resultsDir: string, name: string) => void;
+const fileListeners = new Set<FileListener>();
+/** Listen for files written from now on; gives the function that stops listening. */
+export function onFileWritten(fn: FileListener): () => void {
+  fileListeners.add(fn);
+  return () => fileListeners.delete(fn);
 }
 
 export class PlainFileWriter extends FileSystemWriter {
@@ -52,6 +98,11 @@ export class PlainFileWriter extends FileSystemWriter {
   private failed: unknown;
   /** Files given so far (each temporary name is its own). */
   private written = 0;
+  /**
+   * Each check's verdict as the summary will give it, when known as its result is written: the result is then
+   * written as the HTML report shows it (asShown), final, and listeners are told of it.
+   */
+  shownAs?: (checkId: string) => ShownCheck | undefined;
 
   constructor(resultsDir: string) {
     super({ resultsDir });
@@ -69,7 +120,7 @@ export class PlainFileWriter extends FileSystemWriter {
    * embedded reference deployments, and creating some 2,000 files one after another there held their answers back
    * (open alone was 1.3 s of a zero-config run's 5.8 s on this project's CI machine, measured with --cpu-prof).
    */
-  private put(name: string, write: (file: string) => Promise<void>): void {
+  private put(name: string, write: (file: string) => Promise<void>, final = /-attachment\./.test(name)): void {
     // Written whole under a temporary name, then renamed: a reader (a partial report of an interrupted run) never
     // reads a file half written.
     const file = this.file(name);
@@ -77,7 +128,7 @@ export class PlainFileWriter extends FileSystemWriter {
     const p: Promise<void> = write(temp)
       .then(() => rename(temp, file))
       .then(() => {
-        if (/-attachment\./.test(name)) for (const fn of attachmentListeners) fn(this.dir, name);
+        if (final) for (const fn of fileListeners) fn(this.dir, name);
       })
       .catch((e: unknown) => {
         this.failed ??= e;
@@ -106,9 +157,9 @@ export class PlainFileWriter extends FileSystemWriter {
     this.put(`${result.uuid}-container.json`, (f) => writeFile(f, text));
   }
   override writeResult(result: Written): void {
-    const labels = result.labels && lastSuiteLabels(result.labels);
-    const text = JSON.stringify(publishableAllure(labels ? { ...result, labels } : result));
-    this.put(`${result.uuid}-result.json`, (f) => writeFile(f, text));
+    const shownAs = this.shownAs;
+    const text = JSON.stringify(shownAs ? asShown(result, shownAs) : publishableAllure({ ...result, labels: result.labels && lastSuiteLabels(result.labels) }));
+    this.put(`${result.uuid}-result.json`, (f) => writeFile(f, text), !!shownAs);
   }
   override writeGlobals(distFileName: string, info: Globals): void {
     const text = JSON.stringify(info);
@@ -120,9 +171,10 @@ export class PlainFileWriter extends FileSystemWriter {
 export class AllureResultsReporter extends AllureVitestReporter {
   private readonly writer: PlainFileWriter;
 
-  constructor(resultsDir: string) {
+  constructor(resultsDir: string, shownAs?: PlainFileWriter['shownAs']) {
     super({ resultsDir, reportMatchers: false } satisfies AllureVitestReporterConfig);
     this.writer = new PlainFileWriter(resultsDir);
+    this.writer.shownAs = shownAs;
   }
 
   override onInit(vitest: Vitest): void {

@@ -10,8 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import { readingsOf, type Summary } from '../verdicts.js';
 import { esc, targetLine } from './html-page.js';
-import { publishableAllure } from './publishable.js';
-import { lastSuiteLabels, onAttachmentWritten } from './allure-results.js';
+import { asShown, onFileWritten, type AllureResult } from './allure-results.js';
 
 const require = createRequire(import.meta.url);
 
@@ -56,7 +55,8 @@ let warm: Warm | undefined;
  * Start the HTML report's Allure process now, while the checks run: it loads its modules (0.3 s) meanwhile and
  * writes the report as soon as generateHtml gives it the paths. It ends with this process if it is never used.
  * Given the report directory, it also opens the report there now and reads each attachment as the run writes it
- * (some 1,900 files, the bulk of what the report embeds), so that the run's end leaves it only the results to read.
+ * (some 1,900 files, the bulk of what the report embeds) and each check's result once it is final (the writer was
+ * given the run's verdicts), so that the run's end leaves it little to read.
  */
 export function prewarmHtml(reportDir?: string): void {
   if (warm) return;
@@ -71,7 +71,7 @@ export function prewarmHtml(reportDir?: string): void {
   w.resultsDir = path.resolve(reportDir, 'allure-results');
   w.htmlDir = path.resolve(reportDir, 'html');
   w.child.send({ type: 'open', resultsDir: w.resultsDir, output: w.htmlDir });
-  w.stopListening = onAttachmentWritten((dir, name) => {
+  w.stopListening = onFileWritten((dir, name) => {
     if (path.resolve(dir) === w.resultsDir && w.child.connected) w.child.send({ type: 'file', name });
   });
 }
@@ -90,47 +90,26 @@ export function stripThirdPartyScripts(html: string): string {
     .replace(/<script\b[^>]*>(?:(?!<\/script>)[\s\S])*?(?:googletagmanager|google-analytics|gtag\(|dataLayer)(?:(?!<\/script>)[\s\S])*<\/script>/gi, '');
 }
 
-interface AllureResult {
-  labels?: { name: string; value: string }[];
-  status?: string;
-  statusDetails?: { message?: string; trace?: string };
-  steps?: AllureResult[];
-  fullName?: string;
-}
-
 /**
- * Prepare the Allure results for the HTML report:
- * - allure-vitest labels each result with suites taken from the describe blocks; the harness labels it with the
- *   document, section and requirement. Keep only the harness's (the last of each name), so the report is
- *   organised by document -> section -> requirement.
- * - the status shows the suite's verdict: a known deviation is skipped with its reason, a SHOULD/MAY warning is
- *   "unknown" with the warning (not a plain pass).
+ * Prepare the Allure results for the HTML report: each result as the report shows it (asShown in
+ * src/outputs/allure-results.ts: the harness's suite labels, the suite's verdict as the status). A result this run's
+ * writer already wrote so is left as it is; gives the names of the files it rewrote.
  */
-export function prepareResults(resultsDir: string, summary?: Summary): void {
+export function prepareResults(resultsDir: string, summary?: Summary): string[] {
   const byCheck = new Map((summary?.checks ?? []).map((c) => [c.id, c]));
+  const rewritten: string[] = [];
   for (const f of readdirSync(resultsDir).filter((n) => n.endsWith('-result.json'))) {
     const file = path.join(resultsDir, f);
     const text = readFileSync(file, 'utf8');
     const r = JSON.parse(text) as AllureResult;
-    const labels = r.labels ?? [];
-    const check = byCheck.get(labels.find((l) => l.name === 'check')?.value ?? '');
-    if (check?.verdict === 'known-deviation') {
-      const d = check.knownDeviation!;
-      r.status = 'skipped';
-      r.statusDetails = { ...r.statusDetails, message: `Known deviation: ${d.reason}${d.link ? ` (${d.link})` : ''}\n\n${check.message ?? ''}` };
-    } else if (check?.verdict === 'warning') {
-      r.status = 'unknown';
-      r.statusDetails = {
-        ...r.statusDetails,
-        message: `Warning: a ${check.level} requirement is not met (this does not fail the run)\n\n${check.message ?? ''}`,
-      };
+    // Fit to publish here too: a merge's shards may come from a version that wrote traces.
+    const prepared = JSON.stringify(asShown(r, (id) => byCheck.get(id)));
+    if (prepared !== text) {
+      writeFileSync(file, prepared);
+      rewritten.push(f);
     }
-    r.labels = lastSuiteLabels(labels);
-    // Fit to publish here too: a merge's shards may come from a version that wrote traces. A result this run's
-    // writer already wrote so (PlainFileWriter) is left as it is: only a known deviation or a warning changes.
-    const prepared = JSON.stringify(publishableAllure(r));
-    if (prepared !== text) writeFileSync(file, prepared);
   }
+  return rewritten;
 }
 
 /** The Allure report's page id of each test, by title (titles are unique: the harness enforces it). */
@@ -172,7 +151,7 @@ export function environmentProperties(s: Summary): string {
 }
 
 export async function generateHtml(resultsDir: string, outDir: string, name: string, summary?: Summary): Promise<string> {
-  prepareResults(resultsDir, summary);
+  const rewritten = prepareResults(resultsDir, summary);
   if (summary) writeFileSync(path.join(resultsDir, 'environment.properties'), environmentProperties(summary));
   const title = summary ? `${name} — ${summary.verdict.toUpperCase()}` : name;
   const paths = { resultsDir: path.resolve(resultsDir), output: path.resolve(outDir), name: title };
@@ -182,7 +161,8 @@ export async function generateHtml(resultsDir: string, outDir: string, name: str
     child.on('close', (c) => resolve(c ?? 1));
     if (child.connected) {
       referenced(child, true);
-      child.send({ type: 'generate', ...paths });
+      // A result the process read while the run went on and rewritten since: it reads every file again.
+      child.send({ type: 'generate', ...paths, rewritten });
     }
   });
   const file = path.join(outDir, 'index.html');
