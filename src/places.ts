@@ -124,6 +124,14 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
 /** The check of every default of an operation under one context parameter (parameters.checks.ts; facets). */
 export const defaultsCheckId = (operationId: string, context: string): string => `feed-param-${kebab(operationId)}-defaults-with-${context}`;
 
+/** Whether a page of a paged operation says more rows follow (a continuation value); undefined for an operation that does not page. */
+export function morePages(operationId: string, body: unknown): boolean | undefined {
+  const next = CONTINUATION[operationId];
+  if (!next) return undefined;
+  const v = field(body, next.from());
+  return typeof v === 'string' && v !== '';
+}
+
 /** The continuation value a first page gives, or undefined (its body not JSON, or no next page). */
 export function nextOf(place: FeedPlace, body: string): string | undefined {
   try {

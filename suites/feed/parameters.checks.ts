@@ -5,7 +5,7 @@
  * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
  */
 import { check, expect, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
-import { defaultContexts, defaultsCheckId, type DefaultContext } from '../../src/places.js';
+import { defaultContexts, defaultsCheckId, morePages, type DefaultContext } from '../../src/places.js';
 import { field, loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
 import {
   commonTitleWord,
@@ -200,6 +200,45 @@ async function boundsNextToOtherValues(t: CheckTools, path: string, name: string
   if (judged === 0) t.notApplicable(`no other value of ${contexts.map((c) => c.name).join(', ')} was served alone (their own checks' finding)`);
 }
 
+/** Values in range are accepted; a page size is honoured (at most that many rows, and the largest not cut: limitHonoured). */
+async function inRange(
+  t: CheckTools,
+  c: { path: string; o: (typeof OPERATIONS)[number]; name: string; s: ParameterObject['schema']; get: (v: number) => Promise<HttpResponse> },
+): Promise<void> {
+  const { o, name, s } = c;
+  let atMaximum: HttpResponse | undefined;
+  await property(
+    validIntegers(s),
+    async (n) => {
+      const res = await c.get(n);
+      expect(res.status, `${name}=${n}`).toBe(200);
+      if (name === 'limit') expect(listOf(listingJson(res), o.list()).length, `items returned for limit=${n}`).toBeLessThanOrEqual(n);
+      if (n === s.maximum) atMaximum = res;
+    },
+    { runs: o.runs, examples: boundaries(s, 'valid') as number[] },
+  );
+  if (name === 'limit' && atMaximum) await limitHonoured(t, c.path, o, s.maximum!, s.default, atMaximum);
+}
+
+/**
+ * The largest page size is served, not a smaller one in its place: a page asked with the maximum `limit` that says more
+ * rows follow yet holds no more than the default page size, and asked again with one row more than it held holds the
+ * same rows' count again, was cut at a cap below the documented maximum (a framework's or the items' own maximum).
+ * A page a deployment shortens by filtering rows after it read them holds fewer rows for a smaller limit, and does
+ * not lose half of the largest page: neither is judged.
+ */
+async function limitHonoured(t: CheckTools, path: string, o: (typeof OPERATIONS)[number], maximum: number, dflt: unknown, atMaximum: HttpResponse): Promise<void> {
+  const body = listingJson(atMaximum);
+  const held = listOf(body, o.list()).length;
+  if (!morePages(o.operationId, body) || typeof dflt !== 'number' || held >= maximum || held > dflt || held + 1 >= maximum) return;
+  const again = await sharedGet(path, { limit: String(held + 1) });
+  t.cite(atMaximum, again);
+  if (again.status !== 200) return;
+  const next = listingJson(again);
+  if (morePages(o.operationId, next) && listOf(next, o.list()).length === held)
+    t.violation(`limit=${maximum} gave ${held} rows and said more follow, and limit=${held + 1} gave ${held} again: the page size is capped at ${held}, below the documented maximum ${maximum}`);
+}
+
 for (const o of OPERATIONS) {
   const { path, op } = operation(doc, o.operationId);
   const params = (op.parameters ?? []).filter((p): p is ParameterObject & { 'x-requirement': string } => p.in === 'query' && !!p['x-requirement']);
@@ -270,17 +309,9 @@ for (const o of OPERATIONS) {
       }
 
       if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
-        check({ id: `${id}-in-range`, title: `${p.name} from ${s.minimum} to ${s.maximum} is accepted`, requirements: [req] }, async () => {
-          await property(
-            validIntegers(s),
-            async (n) => {
-              const res = await get(n);
-              expect(res.status, `${p.name}=${n}`).toBe(200);
-              if (p.name === 'limit') expect(listOf(listingJson(res), o.list()).length, `items returned for limit=${n}`).toBeLessThanOrEqual(n);
-            },
-            { runs: o.runs, examples: boundaries(s, 'valid') as number[] },
-          );
-        });
+        check({ id: `${id}-in-range`, title: `${p.name} from ${s.minimum} to ${s.maximum} is accepted`, requirements: [req] }, (t) =>
+          inRange(t, { path, o, name: p.name, s, get }),
+        );
         // Both bounds next to each other enumerated value: a bound configured per mode or per view, or a limit one mode
         // does not apply (the smallest shows it: a page of more rows), one request each.
         const enumContexts = defaultContexts(o.operationId, params, p.name).filter((c) => params.some((q) => q.name === c.name && q.schema.enum));
