@@ -227,7 +227,14 @@ async function inRange(
  * A page a deployment shortens by filtering rows after it read them holds fewer rows for a smaller limit, and does
  * not lose half of the largest page: neither is judged.
  */
-async function limitHonoured(t: CheckTools, path: string, o: (typeof OPERATIONS)[number], maximum: number, dflt: unknown, atMaximum: HttpResponse): Promise<void> {
+async function limitHonoured(
+  t: CheckTools,
+  path: string,
+  o: (typeof OPERATIONS)[number],
+  maximum: number,
+  dflt: unknown,
+  atMaximum: HttpResponse,
+): Promise<void> {
   const body = listingJson(atMaximum);
   const held = listOf(body, o.list()).length;
   if (!morePages(o.operationId, body) || typeof dflt !== 'number' || held >= maximum || held > dflt || held + 1 >= maximum) return;
@@ -236,7 +243,9 @@ async function limitHonoured(t: CheckTools, path: string, o: (typeof OPERATIONS)
   if (again.status !== 200) return;
   const next = listingJson(again);
   if (morePages(o.operationId, next) && listOf(next, o.list()).length === held)
-    t.violation(`limit=${maximum} gave ${held} rows and said more follow, and limit=${held + 1} gave ${held} again: the page size is capped at ${held}, below the documented maximum ${maximum}`);
+    t.violation(
+      `limit=${maximum} gave ${held} rows and said more follow, and limit=${held + 1} gave ${held} again: the page size is capped at ${held}, below the documented maximum ${maximum}`,
+    );
 }
 
 for (const o of OPERATIONS) {
