@@ -124,12 +124,16 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
 /** The check of every default of an operation under one context parameter (parameters.checks.ts; facets). */
 export const defaultsCheckId = (operationId: string, context: string): string => `feed-param-${kebab(operationId)}-defaults-with-${context}`;
 
-/** Whether a page of a paged operation says more rows follow (a continuation value); undefined for an operation that does not page. */
-export function morePages(operationId: string, body: unknown): boolean | undefined {
-  const next = CONTINUATION[operationId];
-  if (!next) return undefined;
-  const v = field(body, next.from());
-  return typeof v === 'string' && v !== '';
+/** Where a page of each paged operation says whether more rows follow (hasMore; the profile's name for the items list). */
+const HAS_MORE: Record<string, () => string> = { listItems: () => profile().items.hasMore!, selectedSnapshot: () => 'hasMore' };
+
+/**
+ * Whether a page of a paged operation says more rows follow (hasMore true: a continuation value alone is not that, a
+ * deployment may hand one out on its last page too); undefined for an operation that does not page.
+ */
+export function pageOf(operationId: string, body: unknown): { more: boolean } | undefined {
+  const more = HAS_MORE[operationId];
+  return more ? { more: field(body, more()) === true } : undefined;
 }
 
 /** The continuation value a first page gives, or undefined (its body not JSON, or no next page). */

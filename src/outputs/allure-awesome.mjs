@@ -109,7 +109,7 @@ class Streamed {
     for (const e of entries.filter((d) => d.isFile() && !d.name.endsWith('.tmp')).sort((a, b) => a.name.localeCompare(b.name))) this.add(e.name);
     await this.queue;
     const report = await this.report;
-    report.reportName = report.reportName.replace(PLACEHOLDER, name);
+    report.reportName = report.reportName.replace(PLACEHOLDER, () => name);
     await report.done();
   }
 }

@@ -128,7 +128,14 @@ export class PlainFileWriter extends FileSystemWriter {
     const p: Promise<void> = write(temp)
       .then(() => rename(temp, file))
       .then(() => {
-        if (final) for (const fn of fileListeners) fn(this.dir, name);
+        // A listener's failure is its own (the HTML report reads the directory at the end anyway), not this file's.
+        if (final)
+          for (const fn of fileListeners)
+            try {
+              fn(this.dir, name);
+            } catch {
+              // nothing
+            }
       })
       .catch((e: unknown) => {
         this.failed ??= e;

@@ -150,21 +150,29 @@ export function environmentProperties(s: Summary): string {
   return `${lines.map(([k, v]) => `${k}=${esc(v)}`).join('\n')}\n`;
 }
 
+/** Run the Allure process to its end (a warm one is sent its message first); its exit code and what it printed. */
+function writeWith(a: Allure, message?: object): Promise<{ code: number; output: string[] }> {
+  return new Promise((resolve, reject) => {
+    a.child.on('error', reject);
+    a.child.on('close', (c) => resolve({ code: c ?? 1, output: a.output }));
+    if (message && a.child.connected) {
+      referenced(a.child, true);
+      // With the files rewritten since they were sent: a result it read while the run went on is read again.
+      a.child.send(message);
+    }
+  });
+}
+
 export async function generateHtml(resultsDir: string, outDir: string, name: string, summary?: Summary): Promise<string> {
   const rewritten = prepareResults(resultsDir, summary);
   if (summary) writeFileSync(path.join(resultsDir, 'environment.properties'), environmentProperties(summary));
   const title = summary ? `${name} — ${summary.verdict.toUpperCase()}` : name;
   const paths = { resultsDir: path.resolve(resultsDir), output: path.resolve(outDir), name: title };
-  const { child, output } = takeWarm() ?? start([paths.resultsDir, paths.output, paths.name]);
-  const code = await new Promise<number>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (c) => resolve(c ?? 1));
-    if (child.connected) {
-      referenced(child, true);
-      // A result the process read while the run went on and rewritten since: it reads every file again.
-      child.send({ type: 'generate', ...paths, rewritten });
-    }
-  });
+  const warmed = takeWarm();
+  let { code, output } = await writeWith(warmed ?? start([paths.resultsDir, paths.output, paths.name]), { type: 'generate', ...paths, rewritten });
+  // The process that read the results while the run went on failed (it held them in memory the whole run, and a
+  // signal to the run's process group reaches it too): once more with a process of its own, reading them from disk.
+  if (code !== 0 && warmed) ({ code, output } = await writeWith(start([paths.resultsDir, paths.output, paths.name])));
   const file = path.join(outDir, 'index.html');
   if (code !== 0 || !existsSync(file)) throw new Error(`the Allure report failed (exit ${code}): ${output.join('').slice(-2000)}`);
   const html = stripThirdPartyScripts(readFileSync(file, 'utf8'));
