@@ -7,7 +7,7 @@
  * `npm run coverage` lists them; the project's tests fail on a facet with neither a check nor a reason.
  */
 import { loadCatalogue, loadOpenApi, operation, type CatalogueEntry, type Facet, type FacetSpec, type JsonSchema, type ParameterObject } from './spec.js';
-import { defaultContexts, defaultsCheckId, type RuleParameter } from './places.js';
+import { defaultContexts, defaultsCheckId, isPaged, type RuleParameter } from './places.js';
 import { CACHING_RULES, FEED_OPERATIONS, PARAMETER_RULE_OPERATIONS, DEFAULTS_REQUIREMENT, cachingCheckId, paramCheckId } from './feed.js';
 import {
   FORM_LABEL,
@@ -56,6 +56,11 @@ async function parameterFacets(): Promise<Facet[]> {
       if (s.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
         add('min-served', 'bound', `${operationId}: ${p.name}=${s.minimum} (the smallest allowed) is served`, [`${id}-in-range`]);
         add('max-served', 'bound', `${operationId}: ${p.name}=${s.maximum} (the largest allowed) is served`, [`${id}-in-range`]);
+        // A paged operation's page size: the largest is honoured, not cut to a smaller cap while more rows follow.
+        if (p.name === 'limit' && isPaged(operationId))
+          add('max-not-capped', 'bound', `${operationId}: limit=${s.maximum} is not cut to a smaller page size while hasMore says more rows follow`, [
+            `${id}-in-range`,
+          ]);
         add('below-min-refused', 'bound', `${operationId}: ${p.name}=${Number(s.minimum) - 1} answers 400`, [`${id}-out-of-range`]);
         add('above-max-refused', 'bound', `${operationId}: ${p.name}=${Number(s.maximum) + 1} answers 400`, [`${id}-out-of-range`]);
         add('not-integer-refused', 'bound', `${operationId}: a ${p.name} that is not an integer answers 400`, [`${id}-out-of-range`]);

@@ -126,6 +126,8 @@ export const defaultsCheckId = (operationId: string, context: string): string =>
 
 /** Where a page of each paged operation says whether more rows follow (hasMore; the profile's name for the items list). */
 const HAS_MORE: Record<string, () => string> = { listItems: () => profile().items.hasMore!, selectedSnapshot: () => 'hasMore' };
+/** Whether an operation pages (its pages say whether more rows follow). */
+export const isPaged = (operationId: string): boolean => operationId in HAS_MORE;
 
 /**
  * Whether a page of a paged operation says more rows follow (hasMore true: a continuation value alone is not that, a
