@@ -32,10 +32,13 @@ export type PlaceRule = (typeof PLACE_RULES)[number];
 export const placeRequirement = (rule: PlaceRule): string => CACHING_RULES[rule];
 export const placeCheckId = (rule: PlaceRule, slug: string): string => `feed-${rule}-at-${slug}`;
 
-/** The continuation parameter of each paged operation, and where a page gives the next value (the profile's names, or the document's). */
-const CONTINUATION: Record<string, { param: string; from: () => string }> = {
-  listItems: { param: 'cursor', from: () => profile().items.nextCursor! },
-  selectedSnapshot: { param: 'page', from: () => 'nextPage' },
+/**
+ * The continuation parameter of each paged operation, where a page gives the next value, and where it says whether more
+ * rows follow (the profile's names, or the document's).
+ */
+const CONTINUATION: Record<string, { param: string; from: () => string; more: () => string }> = {
+  listItems: { param: 'cursor', from: () => profile().items.nextCursor!, more: () => profile().items.hasMore! },
+  selectedSnapshot: { param: 'page', from: () => 'nextPage', more: () => 'hasMore' },
 };
 /**
  * The requirement a continuation value asked for again breaks when it is refused: a client asks for a page again
@@ -124,18 +127,16 @@ export async function feedPlaces(): Promise<FeedPlace[]> {
 /** The check of every default of an operation under one context parameter (parameters.checks.ts; facets). */
 export const defaultsCheckId = (operationId: string, context: string): string => `feed-param-${kebab(operationId)}-defaults-with-${context}`;
 
-/** Where a page of each paged operation says whether more rows follow (hasMore; the profile's name for the items list). */
-const HAS_MORE: Record<string, () => string> = { listItems: () => profile().items.hasMore!, selectedSnapshot: () => 'hasMore' };
 /** Whether an operation pages (its pages say whether more rows follow). */
-export const isPaged = (operationId: string): boolean => operationId in HAS_MORE;
+export const isPaged = (operationId: string): boolean => operationId in CONTINUATION;
 
 /**
  * Whether a page of a paged operation says more rows follow (hasMore true: a continuation value alone is not that, a
- * deployment may hand one out on its last page too); undefined for an operation that does not page.
+ * deployment may hand one out on its last page too); false for an operation that does not page.
  */
-export function pageOf(operationId: string, body: unknown): { more: boolean } | undefined {
-  const more = HAS_MORE[operationId];
-  return more ? { more: field(body, more()) === true } : undefined;
+export function morePages(operationId: string, body: unknown): boolean {
+  const paged = CONTINUATION[operationId];
+  return !!paged && field(body, paged.more()) === true;
 }
 
 /** The continuation value a first page gives, or undefined (its body not JSON, or no next page). */

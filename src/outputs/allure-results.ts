@@ -164,9 +164,9 @@ export class PlainFileWriter extends FileSystemWriter {
     this.put(`${result.uuid}-container.json`, (f) => writeFile(f, text));
   }
   override writeResult(result: Written): void {
-    const shownAs = this.shownAs;
-    const text = JSON.stringify(shownAs ? asShown(result, shownAs) : publishableAllure({ ...result, labels: result.labels && lastSuiteLabels(result.labels) }));
-    this.put(`${result.uuid}-result.json`, (f) => writeFile(f, text), !!shownAs);
+    // Without the run's verdicts, the statuses as they came (prepareResults shows them at the end).
+    const text = JSON.stringify(asShown(result, this.shownAs ?? (() => undefined)));
+    this.put(`${result.uuid}-result.json`, (f) => writeFile(f, text), !!this.shownAs);
   }
   override writeGlobals(distFileName: string, info: Globals): void {
     const text = JSON.stringify(info);

@@ -5,7 +5,7 @@
  * rule: enums, bounds, trimming and defaults all come from the OpenAPI description.
  */
 import { check, expect, precondition, PreconditionFailed, checkGroup, type CheckTools } from '../../src/harness.js';
-import { defaultContexts, defaultsCheckId, pageOf, type DefaultContext } from '../../src/places.js';
+import { defaultContexts, defaultsCheckId, morePages, type DefaultContext } from '../../src/places.js';
 import { field, loadOpenApi, operation, type ParameterObject } from '../../src/spec.js';
 import {
   commonTitleWord,
@@ -200,11 +200,17 @@ async function boundsNextToOtherValues(t: CheckTools, path: string, name: string
   if (judged === 0) t.notApplicable(`no other value of ${contexts.map((c) => c.name).join(', ')} was served alone (their own checks' finding)`);
 }
 
+/** The in-range check of one integer parameter: what it requests and reads. */
+interface InRange {
+  path: string;
+  o: (typeof OPERATIONS)[number];
+  name: string;
+  s: ParameterObject['schema'];
+  get: (v: number) => Promise<HttpResponse>;
+}
+
 /** Values in range are accepted; a page size is honoured (at most that many rows, and the largest not cut: limitHonoured). */
-async function inRange(
-  t: CheckTools,
-  c: { path: string; o: (typeof OPERATIONS)[number]; name: string; s: ParameterObject['schema']; get: (v: number) => Promise<HttpResponse> },
-): Promise<void> {
+async function inRange(t: CheckTools, c: InRange): Promise<void> {
   const { o, name, s } = c;
   let atMaximum: HttpResponse | undefined;
   await property(
@@ -217,7 +223,7 @@ async function inRange(
     },
     { runs: o.runs, examples: boundaries(s, 'valid') as number[] },
   );
-  if (name === 'limit' && atMaximum) await limitHonoured(t, c.path, o, s.maximum!, s.default, atMaximum);
+  if (name === 'limit' && atMaximum) await limitHonoured(t, c, atMaximum);
 }
 
 /**
@@ -228,20 +234,14 @@ async function inRange(
  * count for another limit unless a block of more rows than the default page is hidden right after the page's rows;
  * a page that says it is the last is not judged.
  */
-async function limitHonoured(
-  t: CheckTools,
-  path: string,
-  o: (typeof OPERATIONS)[number],
-  maximum: number,
-  dflt: unknown,
-  atMaximum: HttpResponse,
-): Promise<void> {
+async function limitHonoured(t: CheckTools, { path, o, s }: InRange, atMaximum: HttpResponse): Promise<void> {
+  const maximum = s.maximum!;
   const rows = (res: HttpResponse) => listOf(listingJson(res), o.list()).length;
   const held = rows(atMaximum);
-  if (!pageOf(o.operationId, listingJson(atMaximum))?.more || typeof dflt !== 'number' || held < 1 || held > dflt || held + 1 >= maximum) return;
+  if (!morePages(o.operationId, listingJson(atMaximum)) || typeof s.default !== 'number' || held < 1 || held > s.default || held + 1 >= maximum) return;
   const oneMore = await sharedGet(path, { limit: String(held + 1) });
   t.cite(atMaximum, oneMore);
-  if (oneMore.status === 200 && pageOf(o.operationId, listingJson(oneMore))?.more && rows(oneMore) === held)
+  if (oneMore.status === 200 && morePages(o.operationId, listingJson(oneMore)) && rows(oneMore) === held)
     t.violation(
       `limit=${maximum} gave ${held} rows and said more follow, and limit=${held + 1} gave ${held} again: the page size is capped at ${held}, below the documented maximum ${maximum}`,
     );
