@@ -178,7 +178,7 @@ export async function readChanges(
   const p = profile().changes;
   const read: ChangesRead = { res: [], bodies: [], cursor, complete: false };
   for (let i = 0; i < maxPages; i++) {
-    const r = i === 0 && firstRes ? firstRes : await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor } });
+    const r = i === 0 && firstRes ? firstRes : await feedGet('/api/v1/selected/changes', { query: { [p.cursorParam!]: read.cursor }, continuation: true });
     read.res.push(r);
     if (!accept(r, i)) break;
     const body = parse(r);

@@ -459,7 +459,7 @@ function mirrorWalk(): Promise<Mirror> {
     let body = first;
     let afterChange: HttpResponse | undefined;
     for (let i = 0; body.hasMore === true && typeof body.nextPage === 'string' && i < 20; i++) {
-      const res = await feedGet(SNAPSHOT, { query: { page: body.nextPage, limit: 1000 } });
+      const res = await feedGet(SNAPSHOT, { query: { page: body.nextPage, limit: 1000 }, continuation: true });
       afterChange ??= res;
       if (res.status !== 200) break;
       body = take(res);
@@ -747,7 +747,10 @@ async function walkSnapshot(firstLimit: number, nextLimit = 1000, maxPages = 20)
   let cursor = '';
   let more = false;
   for (let i = 0; i < maxPages; i++) {
-    const r = await feedGet(SNAPSHOT, { query: next ? { page: next, limit: nextLimit } : { fields: 'default', limit: firstLimit } });
+    const r = await feedGet(SNAPSHOT, {
+      query: next ? { page: next, limit: nextLimit } : { fields: 'default', limit: firstLimit },
+      continuation: next !== undefined,
+    });
     res.push(r);
     precondition(r.status === 200, `a fresh snapshot page answered ${r.status}`);
     const body = json(r) as Record<string, unknown>;

@@ -49,7 +49,7 @@ async function takeSnapshot(query: Record<string, string | number> = {}, pagesAt
   let next: string | undefined;
   let failure: string | undefined;
   for (let i = 0; i < pagesAtMost; i++) {
-    const res = await feedGet(SNAPSHOT, { query: next ? { ...query, page: next } : query });
+    const res = await feedGet(SNAPSHOT, { query: next ? { ...query, page: next } : query, continuation: next !== undefined });
     if (res.status !== 200 && i === 0) {
       needsAccess(res, 'the snapshot');
       precondition(false, `the snapshot's first page answered ${res.status} (this check needs it; its parameters are judged by the checks citing them)`);
@@ -66,7 +66,9 @@ async function takeSnapshot(query: Record<string, string | number> = {}, pagesAt
       // "hasMore: true while further pages exist": a last page that still hands out a nextPage is asked whether
       // that page exists (one request, only then); a page of items there means the walk was told to stop too early.
       const after =
-        typeof body.nextPage === 'string' && body.nextPage !== '' ? await feedGet(SNAPSHOT, { query: { ...query, page: body.nextPage } }) : undefined;
+        typeof body.nextPage === 'string' && body.nextPage !== ''
+          ? await feedGet(SNAPSHOT, { query: { ...query, page: body.nextPage }, continuation: true })
+          : undefined;
       const more = after?.status === 200 ? listOf(inputJson(after, 'the snapshot'), profile().snapshot.list!).length : 0;
       if (more > 0) failure = `page ${i + 1} said hasMore ${JSON.stringify(body.hasMore)}, but its nextPage led to a page of ${more} item(s)`;
       break;
