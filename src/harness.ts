@@ -282,9 +282,21 @@ async function attachEvidence(exchanges: Exchange[], verdict: Verdict, meta: Tes
   }
 }
 
-/** The suites/<service>/<name>.checks.ts module whose code is calling check() now, from the call stack. */
+/**
+ * The suites/<service>/<name>.checks.ts module whose code is calling check() now, from the call stack: the file names
+ * of its frames as V8 gives them, not the stack as text (which the module runner maps through each file's source map:
+ * 80 ms of the checks' thread for the 636 checks of a run).
+ */
 function definingModule(): string | undefined {
-  return /suites[/\\][a-z]+[/\\][^/\\:]+\.checks\.ts/.exec(new Error().stack ?? '')?.[0]?.replace(/\\/g, '/');
+  const saved = Error.prepareStackTrace;
+  Error.prepareStackTrace = (_e, frames: NodeJS.CallSite[]) => frames.map((f) => f.getFileName() ?? '').join('\n');
+  let files: string;
+  try {
+    files = String(new Error().stack ?? '');
+  } finally {
+    Error.prepareStackTrace = saved;
+  }
+  return /suites[/\\][a-z]+[/\\][^/\\:]+\.checks\.ts/.exec(files)?.[0]?.replace(/\\/g, '/');
 }
 
 /**
