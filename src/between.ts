@@ -852,7 +852,12 @@ export function rowsInWindow(seen: Seen[], by: 'timeline' | 'published', p: { li
   const bad: string[] = [];
   let judged = 0;
   // The origin's own 200s (an error may come from an edge in front of it, a cached answer carries Age).
-  const dated = seen.filter((d) => d.status === 200 && d.x.responseHeaders?.['age'] === undefined && dateOf(d) !== undefined);
+  const dated = seen
+    .filter((d) => d.status === 200 && d.x.responseHeaders?.['age'] === undefined && dateOf(d) !== undefined)
+    .sort((a, b) => a.received - b.received);
+  // The latest Date among the answers received up to each one (in order of receipt): one pass, not one per listing.
+  const latest: Seen[] = [];
+  for (const d of dated) latest.push(latest.length && dateOf(latest.at(-1)!)! >= dateOf(d)! ? latest.at(-1)! : d);
   for (const s of seen) {
     if (s.path !== ITEMS || s.status !== 200 || s.body === undefined || s.x.responseHeaders?.['age'] !== undefined) continue;
     const q = new URL(s.x.url).searchParams;
@@ -861,7 +866,7 @@ export function rowsInWindow(seen: Seen[], by: 'timeline' | 'published', p: { li
     if ((q.get('by') ?? 'timeline') !== by || span === undefined || !Array.isArray(list)) continue;
     // The latest Date the target had sent before this request (its clock had reached it); a ms apart at least, as
     // the record's times are whole ms.
-    const earlier = dated.filter((d) => d.received + 1 < s.sent).reduce<Seen | undefined>((m, d) => (m && dateOf(m)! >= dateOf(d)! ? m : d), undefined);
+    const earlier = latest[lastBefore(dated, s.sent - 1)];
     if (!earlier) continue;
     const bound = dateOf(earlier)! - span;
     judged++;
@@ -876,6 +881,17 @@ export function rowsInWindow(seen: Seen[], by: 'timeline' | 'published', p: { li
       );
   }
   return { judged, bad };
+}
+
+/** The index of the last of `sorted` (in order of receipt) received before `t`, -1 when none was. */
+function lastBefore(sorted: Seen[], t: number): number {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]!.received < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
 }
 
 /**
