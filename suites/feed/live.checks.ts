@@ -642,9 +642,9 @@ async function keptOnWalk(): Promise<KeptOn> {
   // Ten pages that did not reach the changes' end: the changes not read yet may name the rest.
   if (!read.complete) return { ...none('the changes after the empty answer came faster than ten pages could read them'), res, empty };
   const named = read.named;
-  // Both walks ask the default fields: an item one of them holds with fields the other's image has dropped (and the
-  // rest the same) was served on a page in another field set, feed-snapshot-fields-locked's finding, not a change.
-  const changed = differences(before.items, after.items).filter((id) => !delivered.has(id) && !onlyFieldsDropped(before.items.get(id), after.items.get(id)));
+  // Both walks ask the default fields: an item a walk read on a page served in another field set differs for that
+  // alone (feed-snapshot-fields-locked's finding), not because it changed.
+  const changed = differences(before.items, after.items).filter((id) => !delivered.has(id) && !before.otherFields?.has(id) && !after.otherFields?.has(id));
   if (!changed.length) return { ...none('the selected set after the empty changes answer', Date.now() - emptyAt), res, empty };
   const unnamed = changed.filter((id) => !named.has(id));
   const diff = await notLostByPaging(unnamed, before, after, res);
@@ -739,11 +739,14 @@ interface Walk {
   res: HttpResponse[];
   /** The walk stopped at its page bound while the service said more followed. */
   cut?: boolean;
+  /** The ids it read on a page served in the minimal field set although the walk asked the default. */
+  otherFields?: Set<string>;
 }
 /** A snapshot walk as it is now: a first page of `firstLimit`, continuation pages of 1000. */
 async function walkSnapshot(firstLimit: number, nextLimit = 1000, maxPages = 20): Promise<Walk> {
   const sp = profile().snapshot;
   const items = new Map<string, string>();
+  const otherFields = new Set<string>();
   const res: HttpResponse[] = [];
   let next: string | undefined;
   let cursor = '';
@@ -757,12 +760,18 @@ async function walkSnapshot(firstLimit: number, nextLimit = 1000, maxPages = 20)
     precondition(r.status === 200, `a fresh snapshot page answered ${r.status}`);
     const body = json(r) as Record<string, unknown>;
     if (i === 0) cursor = String(body.cursor);
-    for (const it of listOf(body, sp.list!)) items.set(idOf(it, sp.id!), canonical(it));
+    const rows = listOf(body, sp.list!);
+    // A page (asked in the default fields) whose field set says minimal, or whose rows all lack what minimal drops.
+    const minimal = body.fields === 'minimal' || (rows.length > 0 && rows.every((it) => MINIMAL_DROPS.every((f) => field(it, f) === undefined)));
+    for (const it of rows) {
+      items.set(idOf(it, sp.id!), canonical(it));
+      if (minimal) otherFields.add(idOf(it, sp.id!));
+    }
     more = body.hasMore === true && typeof body.nextPage === 'string';
     if (!more) break;
     next = body.nextPage as string;
   }
-  return { items, cursor, res, ...(more ? { cut: true } : {}) };
+  return { items, cursor, res, ...(more ? { cut: true } : {}), ...(otherFields.size ? { otherFields } : {}) };
 }
 
 /** A fresh snapshot walk (the set as it is now), brought up to date with its own changes. */
@@ -795,19 +804,8 @@ function differences(a: Map<string, string>, b: Map<string, string>): string[] {
   return [...ids].filter((id) => a.get(id) !== b.get(id)).sort();
 }
 
-/** Two images of one item (canonical JSON) that differ only by fields one of them lacks, the values they share equal. */
-function onlyFieldsDropped(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined) return false;
-  const [x, y] = [JSON.parse(a) as unknown, JSON.parse(b) as unknown];
-  return holdsWithin(x, y) || holdsWithin(y, x);
-}
-
-/** Every field of `part` is in `whole` with the same value (objects field by field, anything else whole). */
-function holdsWithin(part: unknown, whole: unknown): boolean {
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (!isObject(part) || !isObject(whole)) return canonical(part) === canonical(whole);
-  return Object.entries(part).every(([k, v]) => k in whole && holdsWithin(v, whole[k]));
-}
+/** What fields=minimal drops from an item (the document: "summary and the original-article link"). */
+const MINIMAL_DROPS = ['summary', 'links.original'];
 
 interface Issued {
   cursor: string;
