@@ -192,6 +192,9 @@ export async function readChanges(
   return read;
 }
 
+/** What fields=minimal drops (the document: "`summary` and the original-article link") that an item carries. */
+export const minimalDropped = (item: unknown): string[] => ['summary', 'links.original'].filter((f) => field(item, f) !== undefined);
+
 /** A change entry through the profile: its op, and the id it names (removedId for a removal, itemId otherwise). */
 export function changeOf(ch: unknown): { op: unknown; id: unknown; item: unknown } {
   const p = profile().changes;

@@ -35,6 +35,7 @@ import {
   WINDOW_MS,
   CLOCK_TOLERANCE_MS,
   type FeedOperation,
+  minimalDropped,
 } from '../../src/feed.js';
 import { field } from '../../src/spec.js';
 import { canonical } from '../../src/canonical.js';
@@ -762,7 +763,7 @@ async function walkSnapshot(firstLimit: number, nextLimit = 1000, maxPages = 20)
     if (i === 0) cursor = String(body.cursor);
     const rows = listOf(body, sp.list!);
     // A page (asked in the default fields) whose field set says minimal, or whose rows all lack what minimal drops.
-    const minimal = body.fields === 'minimal' || (rows.length > 0 && rows.every((it) => MINIMAL_DROPS.every((f) => field(it, f) === undefined)));
+    const minimal = body.fields === 'minimal' || (rows.length > 0 && rows.every((it) => minimalDropped(it).length === 0));
     for (const it of rows) {
       items.set(idOf(it, sp.id!), canonical(it));
       if (minimal) otherFields.add(idOf(it, sp.id!));
@@ -803,9 +804,6 @@ function differences(a: Map<string, string>, b: Map<string, string>): string[] {
   const ids = new Set([...a.keys(), ...b.keys()]);
   return [...ids].filter((id) => a.get(id) !== b.get(id)).sort();
 }
-
-/** What fields=minimal drops from an item (the document: "summary and the original-article link"). */
-const MINIMAL_DROPS = ['summary', 'links.original'];
 
 interface Issued {
   cursor: string;

@@ -21,6 +21,7 @@ import {
   targetNow,
   walkItems,
   WINDOW_MS,
+  minimalDropped,
 } from '../../src/feed.js';
 import { componentSchema, field, formatAjvErrors, validator } from '../../src/spec.js';
 import { canonical } from '../../src/canonical.js';
@@ -491,7 +492,7 @@ async function minimalSameValues(t: CheckTools): Promise<void> {
   let compared = 0;
   const carrying: string[] = [];
   for (const [id, item] of byId(min)) {
-    const kept = droppable(item);
+    const kept = minimalDropped(item);
     if (kept.length) carrying.push(`${id} (${kept.join(' and ')})`);
     const sides = [b.get(id), a.get(id)].filter((x) => x !== undefined);
     if (!sides.length) continue;
@@ -541,9 +542,6 @@ const minimalSnapshot = () =>
 /** A first snapshot page of 2 (any set of three items or more has a continuation page), once per fields value. */
 const smallFirstPage = (fields: 'minimal' | 'default') => once(`snapshot-limit-2:${fields}`, () => feedGet(SNAPSHOT, { query: { fields, limit: 2 } }));
 
-/** What fields=minimal drops (summary, links.original) that an item carries. */
-const droppable = (i: unknown) => ['summary', 'links.original'].filter((f) => field(i, f) !== undefined);
-
 /**
  * The continuation page of a first page of 2 (fields=`locked`), asked with the other fields value after another walk
  * begun with that value (another client's: the lock is this walk's page cursor's); when that is refused (400), the
@@ -566,7 +564,7 @@ const continuedWithOther = (locked: 'minimal' | 'default', nextPage: string) =>
  */
 async function fieldsLocked(t: CheckTools, locked: 'minimal' | 'default'): Promise<void> {
   const other = locked === 'minimal' ? 'default' : 'minimal';
-  const keeps = (i: unknown) => (locked === 'minimal' ? droppable(i).length === 0 : droppable(i).length === 2);
+  const keeps = (i: unknown) => (locked === 'minimal' ? minimalDropped(i).length === 0 : minimalDropped(i).length === 2);
   // Pages of 2: any selected set of three items or more has a continuation page.
   const first = await smallFirstPage(locked);
   needsAccess(first, 'the snapshot');
@@ -590,7 +588,7 @@ async function fieldsLocked(t: CheckTools, locked: 'minimal' | 'default'): Promi
   for (const i of listOf(inputJson(cont, `GET ${cont.url}`), profile().snapshot.list!))
     if (!keeps(i))
       t.violation(
-        `the continuation page of a fields=${locked} snapshot returned ${droppable(i).join(' and ') || 'neither summary nor links.original'} (fields=${other} in the request won over the cursor): item ${idOf(i, profile().snapshot.id!)}`,
+        `the continuation page of a fields=${locked} snapshot returned ${minimalDropped(i).join(' and ') || 'neither summary nor links.original'} (fields=${other} in the request won over the cursor): item ${idOf(i, profile().snapshot.id!)}`,
       );
 }
 
