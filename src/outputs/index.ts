@@ -8,7 +8,8 @@
  * results by the reporter or the client judge): their entries write them only for a merge, from the shards'. The
  * others are written from the summary once the verdict is known.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Summary } from '../verdicts.js';
 import { EXCHANGES_FILE } from '../context.js';
@@ -119,17 +120,46 @@ function write(r: Report, name: string, content: string): string {
   return file(r, name);
 }
 
-/** Every output of an earlier run removed and the directory shown writable; the problem if it is not. */
+/** Every output of an earlier run moved aside (removed as the run goes on) and the directory shown writable; the problem if it is not. */
 export function prepareReportDir(dir: string): string | undefined {
   try {
-    for (const o of OUTPUTS) rmSync(path.join(dir, o.name), { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
+    const aside: string[] = [];
+    for (const o of OUTPUTS) {
+      const p = path.join(dir, o.name);
+      if (!existsSync(p)) continue;
+      const to = path.join(dir, `${REMOVING}${o.name}-${process.pid}-${aside.length}`);
+      try {
+        renameSync(p, to);
+        aside.push(to);
+      } catch {
+        rmSync(p, { recursive: true, force: true });
+      }
+    }
+    for (const e of readdirSync(dir)) {
+      const p = path.join(dir, e);
+      if (e.startsWith(REMOVING) && !aside.includes(p)) aside.push(p);
+    }
+    removing = Promise.all(aside.map((p) => rm(p, { recursive: true, force: true }).catch(() => undefined)));
     writeFileSync(path.join(dir, '.write-test'), '');
     rmSync(path.join(dir, '.write-test'));
     return undefined;
   } catch (e) {
     return (e as Error).message;
   }
+}
+
+/**
+ * An earlier run's outputs are moved aside under this prefix at once and removed while the run goes on (an earlier
+ * run's Allure results are some 2,500 files: 0.2 s removed in place, before the first check). A run interrupted
+ * before they were gone leaves them for the next run to remove.
+ */
+const REMOVING = '.removing-';
+let removing: Promise<unknown> = Promise.resolve();
+
+/** Settles when what prepareReportDir moved aside is removed (writeReport waits for it before it writes). */
+export function earlierOutputsRemoved(): Promise<unknown> {
+  return removing;
 }
 
 /**
@@ -150,6 +180,7 @@ export type Written = { output: Output; path?: string; error?: string }[];
  * and the matrix's facets load here. What a command did not warm starts now. Gives what each wrote, in the list's order.
  */
 export async function writeReport(r: Report, o: { partial?: boolean } = {}): Promise<Written> {
+  await earlierOutputsRemoved();
   const outputs = OUTPUTS.filter((x) => !o.partial || x.partial);
   if (!o.partial) warmOutputs({ html: r.html });
   const done = new Map<string, Promise<Written[number]>>();
