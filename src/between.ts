@@ -510,6 +510,25 @@ export function hotTopicsTen(seen: Seen[], listPath: string): Judged {
   return { judged: of.length, bad };
 }
 
+/**
+ * rank is a one-based integer: the entries of each hot-topics 200 rank 1 to n, each rank once (feed-hot-topics-rank),
+ * in whatever order the array lists them (the document does not say the array is in rank order). An answer whose ranks
+ * are not all integers is feed-run-hot-topic-ranks-typed's finding, and is not judged here.
+ */
+export function hotTopicRanks(seen: Seen[], listPath: string): Judged {
+  const of = seen
+    .filter((s) => s.path === '/api/v1/hot-topics' && s.status === 200)
+    .map((s) => ({ s, list: field(s.body, listPath) }))
+    .filter((l): l is { s: Seen; list: unknown[] } => Array.isArray(l.list) && l.list.length > 0)
+    .map(({ s, list }) => ({ s, ranks: list.map((e) => field(e, 'rank')) }))
+    .filter(({ ranks }) => ranks.every((r) => Number.isInteger(r)));
+  const bad = of.flatMap(({ s, ranks }) => {
+    const sorted = (ranks as number[]).slice().sort((a, b) => a - b);
+    return sorted.every((r, i) => r === i + 1) ? [] : [`${at(s)}: ranks ${ranks.join(', ')} (not 1 to ${ranks.length}, each once)`];
+  });
+  return { judged: of.length, bad };
+}
+
 /** The item records a 200 holds, by operation: items and snapshot pages, and each upsert's image on a changes page. */
 export function itemsOf(s: Seen, p: { items: string; snapshot: string; changes: string; changeItem: string }): Record<string, unknown>[] {
   const list =

@@ -97,8 +97,11 @@ async function windowPages(query: Query): Promise<{ pages: ItemsPage[]; reach: s
   return { pages: broad, reach: `the newest ${seen.length} items only: no narrower query reached the window's tail within ${WINDOW_REQUESTS} requests` };
 }
 
-/** The pages of a window, once per window and rule (the completeness checks read them again). */
-const windowOf = (window: string, by: string) => once(`window:${window}:${by}`, () => windowPages({ mode: 'all', window, by }));
+/**
+ * The pages of a window, once per window, rule and mode (the completeness checks read them again): mode=all, the
+ * whole window, unless `mode` says selected (the default listing's own walk).
+ */
+const windowOf = (window: string, by: string, mode = 'all') => once(`window:${window}:${by}:${mode}`, () => windowPages({ mode, window, by }));
 
 /**
  * "opaque keyset cursor bound to the query": the walks the window checks make (mode=all, limit=100, each window and
@@ -143,16 +146,20 @@ checkGroup('the window under each timestamp rule', () => {
     { window: '7d', by: 'timeline', reqs: ['feed-items-by-timeline', 'feed-items-window-7d'] },
     { window: '24h', by: 'published', reqs: ['feed-items-by-published'] },
     { window: '7d', by: 'published', reqs: ['feed-items-by-published', 'feed-items-window-7d'] },
+    // The default listing (mode=selected, window=7d, by=timeline: what a feed or a widget asks) walked on its own:
+    // its tail is not the mode=all walk's.
+    { window: '7d', by: 'timeline', mode: 'selected', reqs: ['feed-items-window-7d'] },
   ] as const;
   for (const c of cases) {
+    const mode = 'mode' in c ? c.mode : undefined;
     check(
       {
-        id: `feed-items-window-${c.window}-${c.by}`,
-        title: `window=${c.window}&by=${c.by}: every item's ${c.by === 'timeline' ? 'timeline time (publication time if back-filled > 72 h, else discovery)' : 'publication time'} lies in the window`,
+        id: `feed-items-window-${c.window}-${c.by}${mode ? `-${mode}` : ''}`,
+        title: `${mode ? `mode=${mode}&` : ''}window=${c.window}&by=${c.by}: every item's ${c.by === 'timeline' ? 'timeline time (publication time if back-filled > 72 h, else discovery)' : 'publication time'} lies in the window`,
         requirements: [...c.reqs],
       },
       async (t) => {
-        const { pages, reach } = await windowOf(c.window, c.by);
+        const { pages, reach } = await windowOf(c.window, c.by, mode);
         t.cite(...pages.map((p) => p.res));
         const items = pages.flatMap((p) => p.items);
         precondition(items.length > 0, `the target listed no items for window=${c.window}&by=${c.by} (needs an item in the last ${c.window})`);

@@ -38,6 +38,7 @@ import {
   discoveredAtFixed,
   itemsOf,
   hotTopicsSMaxAge,
+  hotTopicRanks,
   hotTopicsTen,
   locationSurvives,
   redirectsLocated,
@@ -1586,6 +1587,23 @@ describe.sequential('between two exchanges of the run: freshness and the hot-top
         hotTopicsTen(runSeen(), profile().hotTopics.list!),
         'no hot-topics 200 of the run had a list',
         'hot-topics answers had another number of entries than ten, or one topic twice',
+      );
+    },
+  );
+
+  check(
+    {
+      id: 'feed-run-hot-topic-ranks-one-to-n',
+      title: 'every hot-topics 200 of the run, before and after a refresh, ranks its entries 1 to n, each rank once',
+      requirements: ['feed-hot-topics-rank'],
+    },
+    async (t) => {
+      t.cite(...(await lateLook()).res);
+      judge(
+        t,
+        hotTopicRanks(runSeen(), profile().hotTopics.list!),
+        'no hot-topics 200 of the run had a list of integer ranks',
+        'hot-topics answers gave two entries one rank, or skipped a rank',
       );
     },
   );
