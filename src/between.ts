@@ -1041,6 +1041,41 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
 }
 
 /**
+ * Every continuation page of a snapshot walk of the run lists no item the page before it listed (a page is of the walk
+ * whose earlier page handed out its page token as nextPage) (feed-snapshot-paging: "Request pages while hasMore is
+ * true"; the pages' union has no duplicates). A page longer than the recorder keeps is read from its outline: its
+ * first and last items, where an anchor read inclusively or a window shifted by new rows repeats one.
+ */
+export function snapshotPagesNoRepeat(seen: Seen[], o: { list: (body: unknown) => unknown[]; id: string }): Judged {
+  const of = seen
+    .filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && (s.body ?? s.outline) !== undefined)
+    .map((s) => ({ s, body: s.body ?? s.outline }));
+  const ids = (body: unknown) =>
+    o
+      .list(body)
+      .map((i) => field(i, o.id))
+      .filter((v): v is string => typeof v === 'string');
+  /** The ids of the pages that handed out each nextPage token. */
+  const before = new Map<string, { s: Seen; ids: Set<string> }[]>();
+  const bad: string[] = [];
+  let judged = 0;
+  for (const { s, body } of of) {
+    const token = new URL(s.x.url).searchParams.get('page');
+    const mine = ids(body);
+    const prior = token === null ? [] : (before.get(token) ?? []);
+    if (prior.length) {
+      judged++;
+      // Two walks of one query may hand out one token: a repeat counts when every page that gave it lists the item.
+      const again = mine.filter((id) => prior.every((p) => p.ids.has(id)));
+      if (again.length) bad.push(`${at(s)} lists ${again.slice(0, 3).join(', ')}, which the page before it (${at(prior[0]!.s)}) listed`);
+    }
+    const next = field(body, 'nextPage');
+    if (typeof next === 'string' && next !== '') before.set(next, [...(before.get(next) ?? []), { s, ids: new Set(mine) }]);
+  }
+  return { judged, bad };
+}
+
+/**
  * Every continuation page of a snapshot walk of the run keeps the `fields` value its walk began with (a page is of the
  * walk whose earlier page handed out its page token as nextPage): on a walk begun with fields=default every item
  * carries what minimal drops, on one begun with fields=minimal none does, on one begun without fields what its first
