@@ -518,8 +518,9 @@ export function hotTopicsTen(seen: Seen[], listPath: string): Judged {
 export function hotTopicRanks(seen: Seen[], listPath: string): Judged {
   const of = seen
     .filter((s) => s.path === '/api/v1/hot-topics' && s.status === 200)
-    .map((s) => ({ s, list: field(s.body, listPath) }))
-    .filter((l): l is { s: Seen; list: unknown[] } => Array.isArray(l.list) && l.list.length > 0)
+    // A body longer than the recorder keeps is read from its row index (each entry's short fields, rank among them).
+    .map((s) => ({ s, list: listRows(s, listPath) }))
+    .filter((l): l is { s: Seen; list: Record<string, unknown>[] } => Array.isArray(l.list) && l.list.length > 0)
     .map(({ s, list }) => ({ s, ranks: list.map((e) => field(e, 'rank')) }))
     .filter(({ ranks }) => ranks.every((r) => Number.isInteger(r)));
   const bad = of.flatMap(({ s, ranks }) => {
@@ -1036,41 +1037,6 @@ export function snapshotWalkCursors(seen: Seen[], pageParam = 'page'): Judged {
     }
     const next = field(topOf(s), 'nextPage');
     if (walks.length && typeof next === 'string') walksOf.set(next, [...(walksOf.get(next) ?? []), ...walks]);
-  }
-  return { judged, bad };
-}
-
-/**
- * Every continuation page of a snapshot walk of the run lists no item the page before it listed (a page is of the walk
- * whose earlier page handed out its page token as nextPage) (feed-snapshot-paging: "Request pages while hasMore is
- * true"; the pages' union has no duplicates). A page longer than the recorder keeps is read from its outline: its
- * first and last items, where an anchor read inclusively or a window shifted by new rows repeats one.
- */
-export function snapshotPagesNoRepeat(seen: Seen[], o: { list: (body: unknown) => unknown[]; id: string }): Judged {
-  const of = seen
-    .filter((s) => s.path === '/api/v1/selected/snapshot' && s.status === 200 && (s.body ?? s.outline) !== undefined)
-    .map((s) => ({ s, body: s.body ?? s.outline }));
-  const ids = (body: unknown) =>
-    o
-      .list(body)
-      .map((i) => field(i, o.id))
-      .filter((v): v is string => typeof v === 'string');
-  /** The ids of the pages that handed out each nextPage token. */
-  const before = new Map<string, { s: Seen; ids: Set<string> }[]>();
-  const bad: string[] = [];
-  let judged = 0;
-  for (const { s, body } of of) {
-    const token = new URL(s.x.url).searchParams.get('page');
-    const mine = ids(body);
-    const prior = token === null ? [] : (before.get(token) ?? []);
-    if (prior.length) {
-      judged++;
-      // Two walks of one query may hand out one token: a repeat counts when every page that gave it lists the item.
-      const again = mine.filter((id) => prior.every((p) => p.ids.has(id)));
-      if (again.length) bad.push(`${at(s)} lists ${again.slice(0, 3).join(', ')}, which the page before it (${at(prior[0]!.s)}) listed`);
-    }
-    const next = field(body, 'nextPage');
-    if (typeof next === 'string' && next !== '') before.set(next, [...(before.get(next) ?? []), { s, ids: new Set(mine) }]);
   }
   return { judged, bad };
 }

@@ -14,15 +14,16 @@ test("an earlier run's outputs are gone from their names at once, then removed; 
   mkdirSync(results);
   for (let i = 0; i < 50; i++) writeFileSync(path.join(results, `${i}-attachment.json`), '{}');
   writeFileSync(path.join(dir, 'summary.json'), '{}');
-  mkdirSync(path.join(dir, '.removing-allure-results-1-0'));
+  mkdirSync(path.join(dir, '.conformance-removing-allure-results-1-0'));
   writeFileSync(path.join(dir, 'notes.txt'), 'a file of the user');
+  writeFileSync(path.join(dir, '.removing-mine'), 'a file of the user named like a leftover of another tool');
   expect(OUTPUTS.map((o) => o.name)).toEqual(expect.arrayContaining(['allure-results', 'summary.json']));
 
   expect(prepareReportDir(dir)).toBeUndefined();
   expect(existsSync(results)).toBe(false);
   expect(existsSync(path.join(dir, 'summary.json'))).toBe(false);
   await earlierOutputsRemoved();
-  expect(readdirSync(dir)).toEqual(['notes.txt']);
+  expect(readdirSync(dir).sort()).toEqual(['.removing-mine', 'notes.txt']);
 });
 
 test('a report directory that cannot be written is said, not thrown', () => {

@@ -128,7 +128,7 @@ export function prepareReportDir(dir: string): string | undefined {
     for (const o of OUTPUTS) {
       const p = path.join(dir, o.name);
       if (!existsSync(p)) continue;
-      const to = path.join(dir, `${REMOVING}${o.name}-${process.pid}-${aside.length}`);
+      const to = path.join(dir, `${REMOVING}${o.name}-${process.pid}-${Date.now().toString(36)}-${aside.length}`);
       try {
         renameSync(p, to);
         aside.push(to);
@@ -150,11 +150,11 @@ export function prepareReportDir(dir: string): string | undefined {
 }
 
 /**
- * An earlier run's outputs are moved aside under this prefix at once and removed while the run goes on (an earlier
+ * An earlier run's outputs are moved aside under this prefix (the suite's own, so no file of the user's is taken for one) at once and removed while the run goes on (an earlier
  * run's Allure results are some 2,500 files: 0.2 s removed in place, before the first check). A run interrupted
  * before they were gone leaves them for the next run to remove.
  */
-const REMOVING = '.removing-';
+const REMOVING = '.conformance-removing-';
 let removing: Promise<unknown> = Promise.resolve();
 
 /** Settles when what prepareReportDir moved aside is removed (writeReport waits for it before it writes). */

@@ -101,7 +101,8 @@ async function windowPages(query: Query): Promise<{ pages: ItemsPage[]; reach: s
  * The pages of a window, once per window, rule and mode (the completeness checks read them again): mode=all, the
  * whole window, unless `mode` says selected (the default listing's own walk).
  */
-const windowOf = (window: string, by: string, mode = 'all') => once(`window:${window}:${by}:${mode}`, () => windowPages({ mode, window, by }));
+const windowOf = (window: string, by: string, mode = 'all') =>
+  once(`window:${window}:${by}:${mode}`, () => windowPages(mode === 'default' ? {} : { mode, window, by }));
 
 /**
  * "opaque keyset cursor bound to the query": the walks the window checks make (mode=all, limit=100, each window and
@@ -146,23 +147,26 @@ checkGroup('the window under each timestamp rule', () => {
     { window: '7d', by: 'timeline', reqs: ['feed-items-by-timeline', 'feed-items-window-7d'] },
     { window: '24h', by: 'published', reqs: ['feed-items-by-published'] },
     { window: '7d', by: 'published', reqs: ['feed-items-by-published', 'feed-items-window-7d'] },
-    // The default listing (mode=selected, window=7d, by=timeline: what a feed or a widget asks) walked on its own:
-    // its tail is not the mode=all walk's.
-    { window: '7d', by: 'timeline', mode: 'selected', reqs: ['feed-items-window-7d'] },
+    // The default listing, asked as a feed or a widget asks it (no mode, window or by: selected, 7d, timeline), walked
+    // on its own: its tail is not the mode=all walk's.
+    { window: '7d', by: 'timeline', mode: 'default', reqs: ['feed-items-by-timeline', 'feed-items-window-7d'] },
   ] as const;
   for (const c of cases) {
     const mode = 'mode' in c ? c.mode : undefined;
     check(
       {
-        id: `feed-items-window-${c.window}-${c.by}${mode ? `-${mode}` : ''}`,
-        title: `${mode ? `mode=${mode}&` : ''}window=${c.window}&by=${c.by}: every item's ${c.by === 'timeline' ? 'timeline time (publication time if back-filled > 72 h, else discovery)' : 'publication time'} lies in the window`,
+        id: mode ? `feed-items-window-${mode}-listing` : `feed-items-window-${c.window}-${c.by}`,
+        title: `${mode ? 'the default listing (no mode, window or by: selected, 7d, timeline)' : `window=${c.window}&by=${c.by}`}: every item's ${c.by === 'timeline' ? 'timeline time (publication time if back-filled > 72 h, else discovery)' : 'publication time'} lies in the window`,
         requirements: [...c.reqs],
       },
       async (t) => {
         const { pages, reach } = await windowOf(c.window, c.by, mode);
         t.cite(...pages.map((p) => p.res));
         const items = pages.flatMap((p) => p.items);
-        precondition(items.length > 0, `the target listed no items for window=${c.window}&by=${c.by} (needs an item in the last ${c.window})`);
+        precondition(
+          items.length > 0,
+          `the target listed no items for ${mode ? 'the default listing' : `window=${c.window}&by=${c.by}`} (needs an item in the last ${c.window})`,
+        );
         t.observe('items checked', reach);
         t.observe('now', `${targetNow(pages[0]!.res).source}; an item counts as outside only beyond ${CLOCK_TOLERANCE_MS / 60_000} min past an edge`);
         const undated: string[] = [];

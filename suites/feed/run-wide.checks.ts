@@ -58,7 +58,6 @@ import {
   seenOf,
   snapshotNextPageMoves,
   nextPageMoves,
-  snapshotPagesNoRepeat,
   snapshotWalkCursors,
   rowsInWindow,
   movedLocations,
@@ -2162,24 +2161,6 @@ describe.sequential('between two exchanges of the run: snapshot pages', () => {
     },
     async (t) => {
       judge(t, snapshotWalkCursors(runSeen()), 'the run followed no snapshot nextPage it had read whole', 'continuation pages gave another cursor');
-    },
-  );
-});
-
-describe.sequential('every snapshot walk of the run lists each item once', () => {
-  check(
-    {
-      id: 'feed-run-snapshot-pages-no-repeat',
-      title: 'no snapshot continuation page of the run lists an item the page before it listed (a slow walk and a retried page too)',
-      requirements: ['feed-snapshot-paging'],
-    },
-    async (t) => {
-      judge(
-        t,
-        snapshotPagesNoRepeat(runSeen(), { list: (b) => listOf(b, profile().snapshot.list!), id: profile().snapshot.id! }),
-        'the run followed no snapshot nextPage it had read',
-        'snapshot continuation pages repeated an item of the page before',
-      );
     },
   );
 });
