@@ -120,7 +120,23 @@ function write(r: Report, name: string, content: string): string {
   return file(r, name);
 }
 
-/** Every output of an earlier run moved aside (removed as the run goes on) and the directory shown writable; the problem if it is not. */
+/**
+ * An earlier run's outputs are moved aside under this prefix (the suite's own, so no file of the user's is taken for
+ * one) at once and removed while the run goes on (an earlier run's Allure results are some 2,500 files: 0.2 s removed
+ * in place, before the first check). A run interrupted before they were gone leaves them for the next run to remove.
+ */
+const REMOVING = '.conformance-removing-';
+let removing: Promise<unknown> = Promise.resolve();
+
+/** Settles when what prepareReportDir moved aside is removed (writeReport waits for it before it writes). */
+export function earlierOutputsRemoved(): Promise<unknown> {
+  return removing;
+}
+
+/**
+ * Every output of an earlier run moved aside (removed as the run goes on) and the directory shown writable; the
+ * problem if it is not.
+ */
 export function prepareReportDir(dir: string): string | undefined {
   try {
     mkdirSync(dir, { recursive: true });
@@ -147,19 +163,6 @@ export function prepareReportDir(dir: string): string | undefined {
   } catch (e) {
     return (e as Error).message;
   }
-}
-
-/**
- * An earlier run's outputs are moved aside under this prefix (the suite's own, so no file of the user's is taken for one) at once and removed while the run goes on (an earlier
- * run's Allure results are some 2,500 files: 0.2 s removed in place, before the first check). A run interrupted
- * before they were gone leaves them for the next run to remove.
- */
-const REMOVING = '.conformance-removing-';
-let removing: Promise<unknown> = Promise.resolve();
-
-/** Settles when what prepareReportDir moved aside is removed (writeReport waits for it before it writes). */
-export function earlierOutputsRemoved(): Promise<unknown> {
-  return removing;
 }
 
 /**

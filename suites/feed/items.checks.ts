@@ -99,7 +99,7 @@ async function windowPages(query: Query): Promise<{ pages: ItemsPage[]; reach: s
 
 /**
  * The pages of a window, once per window, rule and mode (the completeness checks read them again): mode=all, the
- * whole window, unless `mode` says selected (the default listing's own walk).
+ * whole window, unless `mode` is 'default': the default listing asked with no mode, window or by.
  */
 const windowOf = (window: string, by: string, mode = 'all') =>
   once(`window:${window}:${by}:${mode}`, () => windowPages(mode === 'default' ? {} : { mode, window, by }));
